@@ -1,0 +1,160 @@
+//! Correctness against cuBLAS: fresh random inputs, output poisoned with NaN and fenced by guard bands, then
+//! max error, relative Frobenius error, unwritten outputs and out-of-bounds stores, judged by per-dtype tolerances.
+
+use crate::device::Gpu;
+use crate::diag::HangWatch;
+use crate::error::Result;
+use crate::memory::DeviceBuffer;
+use crate::operands::{Operands, Util};
+use crate::problem::{DType, Tolerance};
+use crate::reference::{Cublas, CublasPath};
+use crate::variant::Variant;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    pub max_abs_err: f64,
+    /// Max error over the reference's root-mean-square value.
+    pub rel_max_err: f64,
+    /// ||out - ref||_F / ||ref||_F over the written outputs.
+    pub rel_fro_err: f64,
+    pub ref_rms: f64,
+    /// Outputs still holding the NaN poison (or non-finite).
+    pub unwritten: u64,
+    pub first_unwritten: Option<(usize, usize)>,
+    pub max_err_at: (usize, usize),
+    pub reference_non_finite: u64,
+    /// 16-bit words of the guard bands around C that were overwritten.
+    pub guard_damage: u64,
+    pub tolerance: Tolerance,
+    pub passed: bool,
+    /// What is wrong, in words (None when passed).
+    pub problem: Option<String>,
+}
+
+impl CheckReport {
+    /// Judges raw statistics (see kernels/util.cu) of an `n`-column output.
+    pub fn judge(raw: [u64; 7], n: usize, total: usize, guard_damage: u64, dtype: DType) -> CheckReport {
+        let sq_diff = f64::from_bits(raw[0]);
+        let sq_ref = f64::from_bits(raw[1]);
+        let max_abs_err = f64::from(f32::from_bits(raw[2] as u32));
+        let unwritten = raw[3];
+        let written = (total as u64).saturating_sub(unwritten).max(1);
+        let ref_rms = (sq_ref / written as f64).sqrt();
+        let rel_fro_err = if sq_ref > 0.0 { (sq_diff / sq_ref).sqrt() } else { f64::INFINITY };
+        let rel_max_err = if ref_rms > 0.0 { max_abs_err / ref_rms } else { f64::INFINITY };
+        let at = |i: u64| ((i as usize) / n, (i as usize) % n);
+        let first_unwritten = (raw[5] != u64::MAX).then(|| at(raw[5]));
+        let tolerance = dtype.tolerance();
+        let mut problems = Vec::new();
+        if unwritten > 0 {
+            let (r, c) = first_unwritten.unwrap_or((0, 0));
+            problems.push(format!(
+                "{unwritten} of {total} outputs unwritten (still NaN after the poison), the first at row {r}, column {c}"
+            ));
+        }
+        if raw[4] > 0 {
+            problems.push(format!("the cuBLAS reference has {} non-finite values", raw[4]));
+        }
+        if guard_damage > 0 {
+            problems.push(format!(
+                "out-of-bounds store: {guard_damage} words of the guard bands around C were overwritten"
+            ));
+        }
+        if !(rel_fro_err <= tolerance.rel_fro && rel_max_err <= tolerance.rel_max) {
+            let (r, c) = at(raw[6]);
+            problems.push(format!(
+                "max error {max_abs_err:.4} at row {r}, column {c} ({rel_max_err:.2e} of the reference's rms), relative Frobenius error {rel_fro_err:.2e}: over the {} tolerance ({:.0e}, {:.0e})",
+                dtype.name(),
+                tolerance.rel_max,
+                tolerance.rel_fro
+            ));
+        }
+        CheckReport {
+            max_abs_err,
+            rel_max_err,
+            rel_fro_err,
+            ref_rms,
+            unwritten,
+            first_unwritten,
+            max_err_at: at(raw[6]),
+            reference_non_finite: raw[4],
+            guard_damage,
+            tolerance,
+            passed: problems.is_empty(),
+            problem: (!problems.is_empty()).then(|| problems.join("; ")),
+        }
+    }
+
+    pub fn summary(&self) -> String {
+        match &self.problem {
+            None => format!("correct: max abs error {:.4}, relative Frobenius error {:.2e}", self.max_abs_err, self.rel_fro_err),
+            Some(p) => p.clone(),
+        }
+    }
+}
+
+/// Checks `variant` on operand set 0 against cublasGemmEx on the same, freshly drawn inputs.
+pub fn check(
+    gpu: &Gpu,
+    util: &Util,
+    operands: &Operands,
+    cublas: &Cublas,
+    hang: &HangWatch,
+    variant: &dyn Variant,
+) -> Result<CheckReport> {
+    let shape = &operands.shape;
+    let total = shape.m * shape.n;
+    let reference = DeviceBuffer::new(gpu, total * 2)?;
+    operands.refill(gpu, util, 0)?;
+    reference.fill_u16(gpu, operands.dtype.nan_bits())?;
+    cublas.gemm_into(gpu, CublasPath::GemmEx, 0, reference.ptr())?;
+    let set = &operands.sets[0];
+    set.poison(gpu, operands.dtype)?;
+    gpu.synchronize()?;
+    hang.reset();
+    variant.launch(gpu, 0).map_err(|e| hang.explain(e))?;
+    gpu.synchronize().map_err(|e| hang.explain(e))?;
+    let raw = util.compare(gpu, set.c(), reference.ptr(), total)?;
+    let damage = set.guard_damage(gpu, util)?;
+    Ok(CheckReport::judge(raw, shape.n, total, damage, operands.dtype))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(sq_diff: f64, sq_ref: f64, max_err: f32, unwritten: u64, first: u64, max_at: u64) -> [u64; 7] {
+        [sq_diff.to_bits(), sq_ref.to_bits(), u64::from(max_err.to_bits()), unwritten, 0, first, max_at]
+    }
+
+    #[test]
+    fn a_close_result_passes() {
+        let r = CheckReport::judge(raw(1e-4, 1e4, 0.005, 0, u64::MAX, 5), 100, 10_000, 0, DType::F16);
+        assert!(r.passed, "{:?}", r.problem);
+        assert!(r.rel_fro_err < 1e-3);
+        assert_eq!(r.first_unwritten, None);
+    }
+
+    #[test]
+    fn unwritten_outputs_are_named_with_their_position() {
+        let r = CheckReport::judge(raw(0.0, 1e4, 0.0, 128, 205, 0), 100, 10_000, 0, DType::F16);
+        assert!(!r.passed);
+        assert_eq!(r.first_unwritten, Some((2, 5)));
+        assert!(r.problem.unwrap().contains("128 of 10000 outputs unwritten"));
+    }
+
+    #[test]
+    fn large_errors_fail_with_their_size() {
+        let r = CheckReport::judge(raw(1e3, 1e4, 4.0, 0, u64::MAX, 7), 100, 10_000, 0, DType::BF16);
+        assert!(!r.passed);
+        assert!(r.problem.unwrap().contains("max error 4.0000 at row 0, column 7"));
+    }
+
+    #[test]
+    fn guard_damage_is_an_out_of_bounds_store() {
+        let r = CheckReport::judge(raw(1e-4, 1e4, 0.01, 0, u64::MAX, 0), 100, 10_000, 64, DType::F16);
+        assert!(!r.passed);
+        assert!(r.problem.unwrap().contains("out-of-bounds store"));
+    }
+}

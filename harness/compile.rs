@@ -1,0 +1,185 @@
+//! NVRTC to cubin for sm_90a, cached in memory and on disk, with ptxas's resource report kept beside each cubin.
+
+use crate::error::{Error, Result};
+use crate::probe;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub const ARCH: &str = "sm_90a";
+
+/// What ptxas said about one kernel function.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionReport {
+    pub function: String,
+    pub registers: u32,
+    pub stack_bytes: u32,
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceReport {
+    pub functions: Vec<FunctionReport>,
+    /// ptxas warnings (for example an ignored setmaxnreg, or serialized wgmma).
+    pub warnings: Vec<String>,
+}
+
+impl ResourceReport {
+    pub fn function(&self, name: &str) -> Option<&FunctionReport> {
+        self.functions.iter().find(|f| f.function == name)
+    }
+    pub fn spills(&self) -> u32 {
+        self.functions.iter().map(|f| f.spill_store_bytes + f.spill_load_bytes + f.stack_bytes).sum()
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Compiled {
+    pub variant: String,
+    #[serde(skip)]
+    pub cubin: Vec<u8>,
+    pub report: ResourceReport,
+    pub nvrtc_version: String,
+}
+
+/// Parses ptxas's `-v` report from the NVRTC log.
+pub fn parse_ptxas_log(log: &str) -> ResourceReport {
+    let mut report = ResourceReport::default();
+    let mut current: Option<FunctionReport> = None;
+    let number_before = |line: &str, word: &str| -> Option<u32> {
+        let idx = line.find(word)?;
+        line[..idx].split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty())?.parse().ok()
+    };
+    for line in log.lines() {
+        if let Some(rest) = line.split("Function properties for ").nth(1) {
+            if let Some(f) = current.take() {
+                report.functions.push(f);
+            }
+            current = Some(FunctionReport { function: rest.trim().to_string(), ..Default::default() });
+        } else if let Some(f) = current.as_mut() {
+            if line.contains("stack frame") {
+                f.stack_bytes = number_before(line, "bytes stack frame").unwrap_or(0);
+                f.spill_store_bytes = number_before(line, "bytes spill stores").unwrap_or(0);
+                f.spill_load_bytes = number_before(line, "bytes spill loads").unwrap_or(0);
+            } else if line.contains("Used") && line.contains("registers") {
+                f.registers = number_before(line, "registers").unwrap_or(0);
+            }
+        }
+        if line.to_ascii_lowercase().contains("warning") {
+            report.warnings.push(line.trim().to_string());
+        }
+    }
+    if let Some(f) = current.take() {
+        report.functions.push(f);
+    }
+    report
+}
+
+fn nvrtc_version() -> Result<String> {
+    let (mut major, mut minor) = (0, 0);
+    let rc = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if rc != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(Error::Other(format!("nvrtcVersion failed: {rc:?}")));
+    }
+    Ok(format!("{major}.{minor}"))
+}
+
+/// NVRTC's version, or None where the library cannot be loaded.
+pub fn nvrtc_version_string() -> Option<String> {
+    probe::nvrtc_available().then(nvrtc_version).and_then(|r| r.ok())
+}
+
+fn options() -> Vec<String> {
+    vec![format!("--gpu-architecture={ARCH}"), "--std=c++17".into(), "--ptxas-options=-v".into()]
+}
+
+/// Where compiled variants are kept between processes (each GPU trial runs in its own process).
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("GEMM_ABLATE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("gemm-ablate-kernels"))
+}
+
+fn memory_cache() -> &'static Mutex<HashMap<String, Arc<Compiled>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Compiled>>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// Compiles `source` (self-contained: defines, primitives and kernel) to a cubin, or returns the cached one.
+pub fn compile(variant: &str, source: &str) -> Result<Arc<Compiled>> {
+    probe::require(&[probe::NVRTC])?;
+    let version = nvrtc_version()?;
+    let mut hasher = Sha256::new();
+    hasher.update(source.as_bytes());
+    for o in options() {
+        hasher.update(o.as_bytes());
+    }
+    hasher.update(version.as_bytes());
+    let key: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+
+    if let Some(hit) = memory_cache().lock().unwrap().get(&key) {
+        return Ok(hit.clone());
+    }
+    let dir = cache_dir();
+    let (cubin_path, meta_path) = (dir.join(format!("{key}.cubin")), dir.join(format!("{key}.json")));
+    if let (Ok(cubin), Ok(meta)) = (std::fs::read(&cubin_path), std::fs::read_to_string(&meta_path)) {
+        if let Ok(mut compiled) = serde_json::from_str::<Compiled>(&meta) {
+            compiled.cubin = cubin;
+            compiled.variant = variant.to_string();
+            let compiled = Arc::new(compiled);
+            memory_cache().lock().unwrap().insert(key, compiled.clone());
+            return Ok(compiled);
+        }
+    }
+
+    let compiled = Arc::new(compile_uncached(variant, source, version)?);
+    // The disk cache is an optimisation: a failure to write it is not an error.
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, &compiled.cubin).is_ok() {
+            let _ = std::fs::rename(&tmp, &cubin_path);
+        }
+        if let Ok(meta) = serde_json::to_string(&*compiled) {
+            let _ = std::fs::write(&tmp, meta).and_then(|_| std::fs::rename(&tmp, &meta_path));
+        }
+    }
+    memory_cache().lock().unwrap().insert(key, compiled.clone());
+    Ok(compiled)
+}
+
+fn compile_uncached(variant: &str, source: &str, version: String) -> Result<Compiled> {
+    use cudarc::nvrtc::{result, sys};
+    let fail = |log: String| Error::Compile { variant: variant.to_string(), log };
+    let src = CString::new(source).map_err(|_| fail("source contains a NUL byte".into()))?;
+    let name = CString::new(format!("{variant}.cu")).unwrap();
+    let prog = result::create_program(&src, Some(&name)).map_err(|e| fail(format!("{e:?}")))?;
+    let outcome = unsafe { result::compile_program(prog, &options()) };
+    let log = unsafe { result::get_program_log(prog) }
+        .map(|chars| {
+            let bytes: Vec<u8> = chars.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+        .unwrap_or_default();
+    if outcome.is_err() {
+        unsafe {
+            let _ = result::destroy_program(prog);
+        }
+        return Err(fail(log));
+    }
+    let mut size = 0usize;
+    let cubin = unsafe {
+        let rc = sys::nvrtcGetCUBINSize(prog, &mut size);
+        let mut buf = vec![0u8; size];
+        let rc2 = sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut _);
+        let _ = result::destroy_program(prog);
+        if rc != sys::nvrtcResult::NVRTC_SUCCESS || rc2 != sys::nvrtcResult::NVRTC_SUCCESS || size == 0 {
+            return Err(fail(format!("no cubin produced ({rc:?}, {rc2:?})\n{log}")));
+        }
+        buf
+    };
+    Ok(Compiled { variant: variant.to_string(), cubin, report: parse_ptxas_log(&log), nvrtc_version: version })
+}

@@ -1,0 +1,410 @@
+//! The GEMM kernel's switches, one field per ladder step, their validation (each error names the constraint) and
+//! the defines that turn them into code. The switches are read once, in kernels/gemm.cu.
+
+use crate::error::{config_err, Result};
+use crate::problem::{DType, Shape};
+use serde::{Deserialize, Serialize};
+
+/// Shared-memory operand layout: the plain core-matrix layout or one of TMA's swizzles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Swizzle {
+    None,
+    B32,
+    B64,
+    B128,
+}
+
+impl Swizzle {
+    pub fn bytes(self) -> u32 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 32,
+            Swizzle::B64 => 64,
+            Swizzle::B128 => 128,
+        }
+    }
+}
+
+/// Deliberate bugs, built from the real kernel by a switch, that the harness must catch and name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fault {
+    /// The producer waits on the empty barrier without flipping the phase: it waits for a release that
+    /// can only follow its own load.
+    WrongPhase,
+    /// The producer arrives on the full barrier without announcing the bytes (no expect_tx).
+    NoExpectTx,
+    /// The CTA that owns tile 0 skips its epilogue.
+    SkipEpilogueTile,
+    /// Tile 0 is stored a whole matrix too far down, past the end of C.
+    OobStore,
+}
+
+impl Fault {
+    pub fn define(self) -> &'static str {
+        match self {
+            Fault::WrongPhase => "FAULT_WRONG_PHASE",
+            Fault::NoExpectTx => "FAULT_NO_EXPECT_TX",
+            Fault::SkipEpilogueTile => "FAULT_SKIP_EPILOGUE",
+            Fault::OobStore => "FAULT_OOB_STORE",
+        }
+    }
+    pub const ALL: [Fault; 4] = [Fault::WrongPhase, Fault::NoExpectTx, Fault::SkipEpilogueTile, Fault::OobStore];
+}
+
+/// Threadblock rasterization: how many tile rows are walked down M before stepping along N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Raster {
+    /// Exactly this group; a group that does not divide the tile rows is an error.
+    Group(u32),
+    /// The largest power of two up to this that divides the tile rows (so one config serves every shape).
+    UpTo(u32),
+}
+
+/// How an operand tile sits in shared memory, in the terms of a wgmma shared-memory descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OperandLayout {
+    /// Leading-dimension byte offset: between core matrices adjacent in K (ignored by swizzled K-major layouts).
+    pub lbo: u32,
+    /// Stride-dimension byte offset: between adjacent 8-row groups.
+    pub sbo: u32,
+    /// Descriptor layout field: 0 = none, 1 = 128B, 2 = 64B, 3 = 32B (TMA's enum numbers them differently).
+    pub mode: u32,
+    /// Bytes the descriptor's start address advances per k16 MMA step.
+    pub k16_step: u32,
+}
+
+/// Every compile-time switch of kernels/gemm.cu plus the launch-side choices (persistence, raster).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GemmConfig {
+    pub stages: u32,
+    pub warp_specialized: bool,
+    pub swizzle: Swizzle,
+    pub tile_k: u32,
+    pub epilogue_tma: bool,
+    pub cluster_m: u32,
+    pub consumers: u32,
+    /// Rows of the output tile each consumer warpgroup owns (64 or 128: one or two m64 wgmma row blocks).
+    pub wg_m: u32,
+    pub bn: u32,
+    pub setmaxnreg: bool,
+    pub pingpong: bool,
+    /// Grid = SM count with a tile loop, instead of one CTA per tile.
+    pub persistent: bool,
+    pub raster: Raster,
+    pub bounded_waits: bool,
+    pub hang_timeout_ms: u32,
+    /// Isolation: issue the TMA loads (false: the first lap loads, later laps reuse resident data).
+    pub mainloop_loads: bool,
+    /// Isolation: issue the wgmma (false: loads only).
+    pub mainloop_mma: bool,
+    pub fault: Option<Fault>,
+}
+
+/// Largest dynamic shared memory a Hopper CTA may opt into (227 KB); the device's own figure is checked too.
+pub const HOPPER_SMEM_OPTIN: u32 = 232_448;
+
+impl GemmConfig {
+    /// Rows of the tile a CTA computes at once (one consumer's rows under ping-pong).
+    pub fn bm(&self) -> u32 {
+        if self.pingpong {
+            self.wg_m
+        } else {
+            self.wg_m * self.consumers
+        }
+    }
+    pub fn threads(&self) -> u32 {
+        128 * (self.consumers + u32::from(self.warp_specialized))
+    }
+    pub fn stage_bytes(&self) -> u32 {
+        (self.bm() + self.bn) * self.tile_k * 2
+    }
+    pub fn epilogue_bytes(&self) -> u32 {
+        if self.epilogue_tma {
+            self.consumers * 2 * 64 * 64 * 2
+        } else {
+            0
+        }
+    }
+    /// Dynamic shared memory: the stage ring, epilogue staging, barriers, and 1 KB of alignment slack.
+    pub fn smem_bytes(&self) -> u32 {
+        1024 + self.stages * self.stage_bytes() + self.epilogue_bytes() + 8 * (2 * self.stages + 2)
+    }
+    /// The descriptor fields for this config's operand layout. Swizzled: rows of one swizzle span, 8-row atoms
+    /// (SBO = 8 spans), 32 bytes per k16 step. Unswizzled: the core-matrix layout the 4-D tensor map writes
+    /// (tma.rs): K-adjacent core matrices 128 B apart, 8-row groups tile_k * 16 B apart, two core matrices per k16.
+    pub fn operand_layout(&self) -> OperandLayout {
+        match self.swizzle {
+            Swizzle::None => OperandLayout { lbo: 128, sbo: self.tile_k * 16, mode: 0, k16_step: 256 },
+            s => OperandLayout {
+                lbo: 16,
+                sbo: 8 * s.bytes(),
+                mode: match s {
+                    Swizzle::B128 => 1,
+                    Swizzle::B64 => 2,
+                    _ => 3,
+                },
+                k16_step: 32,
+            },
+        }
+    }
+
+    /// fp32 accumulator registers per consumer thread.
+    pub fn accumulator_registers(&self) -> u32 {
+        (self.wg_m / 64) * (self.bn / 2)
+    }
+
+    /// Checks that the switches make a kernel that can exist, independent of the problem.
+    pub fn validate(&self) -> Result<()> {
+        if self.stages == 0 || self.stages > 16 {
+            return config_err(format!("stages must be 1..=16, got {}", self.stages));
+        }
+        if self.tile_k < 16 || self.tile_k % 16 != 0 {
+            return config_err(format!("tile_k must be a multiple of 16 (one wgmma k-step), got {}", self.tile_k));
+        }
+        let span = self.swizzle.bytes();
+        if span != 0 && self.tile_k * 2 != span {
+            return config_err(format!(
+                "a {span}B swizzle needs tile_k = {} (one swizzle span of 16-bit values per row), got tile_k = {}",
+                span / 2,
+                self.tile_k
+            ));
+        }
+        if !matches!(self.bn, 128 | 256) {
+            return config_err(format!("tile width bn must be 128 or 256, got {}", self.bn));
+        }
+        if !matches!(self.wg_m, 64 | 128) {
+            return config_err(format!("rows per consumer warpgroup wg_m must be 64 or 128, got {}", self.wg_m));
+        }
+        if !matches!(self.consumers, 1 | 2) {
+            return config_err(format!("consumers must be 1 or 2 warpgroups, got {}", self.consumers));
+        }
+        if self.accumulator_registers() > 128 {
+            return config_err(format!(
+                "a {}x{} tile per warpgroup needs {} fp32 accumulator registers per thread; at most 128 fit beside the rest",
+                self.wg_m,
+                self.bn,
+                self.accumulator_registers()
+            ));
+        }
+        if !matches!(self.cluster_m, 1 | 2) {
+            return config_err(format!("cluster size must be 1 or 2 CTAs along M, got {}", self.cluster_m));
+        }
+        if !self.warp_specialized {
+            if self.consumers != 1 || self.persistent || self.cluster_m != 1 {
+                return config_err(
+                    "without warp specialization the kernel has one warpgroup, one tile per CTA and no cluster",
+                );
+            }
+            if !self.mainloop_loads || !self.mainloop_mma {
+                return config_err("the isolation switches (loads only, MMA only) need the warp-specialized kernel");
+            }
+            if matches!(self.fault, Some(Fault::WrongPhase)) {
+                return config_err("the wrong-phase fault is injected in the producer warpgroup: it needs warp specialization");
+            }
+        }
+        if self.pingpong && (self.consumers != 2 || !self.persistent) {
+            return config_err("ping-pong needs two consumer warpgroups and a persistent kernel");
+        }
+        if self.setmaxnreg && (self.consumers != 2 || !self.warp_specialized) {
+            return config_err("setmaxnreg rebalancing needs a producer and two consumer warpgroups (384 threads)");
+        }
+        if matches!(self.fault, Some(Fault::OobStore)) && self.epilogue_tma {
+            return config_err("the out-of-bounds store fault needs the direct epilogue (TMA stores clip at the edge)");
+        }
+        if self.bounded_waits && self.hang_timeout_ms == 0 {
+            return config_err("a bounded wait needs a positive hang timeout");
+        }
+        if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
+            return config_err("raster group must be at least 1");
+        }
+        let smem = self.smem_bytes();
+        if smem > HOPPER_SMEM_OPTIN {
+            return config_err(format!(
+                "shared memory over the limit: {} stages x {} B + {} B epilogue staging = {} B, more than the {} B a Hopper CTA can opt into",
+                self.stages,
+                self.stage_bytes(),
+                self.epilogue_bytes(),
+                smem,
+                HOPPER_SMEM_OPTIN
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that this kernel can run this problem, before anything is allocated or launched.
+    pub fn validate_shape(&self, shape: &Shape) -> Result<()> {
+        self.validate()?;
+        let rows = self.bm() * self.cluster_m;
+        if shape.m % rows as usize != 0 {
+            return config_err(format!(
+                "{}: M = {} is not a multiple of the tile's {} rows ({} per CTA x cluster of {})",
+                shape.name,
+                shape.m,
+                rows,
+                self.bm(),
+                self.cluster_m
+            ));
+        }
+        if shape.n % self.bn as usize != 0 {
+            return config_err(format!("{}: N = {} is not a multiple of the tile width {}", shape.name, shape.n, self.bn));
+        }
+        if shape.k % self.tile_k as usize != 0 {
+            return config_err(format!("{}: K = {} is not a multiple of tile_k = {}", shape.name, shape.k, self.tile_k));
+        }
+        // TMA: global strides are multiples of 16 bytes, every index fits the map's 32-bit coordinates.
+        if (shape.k * 2) % 16 != 0 || (shape.n * 2) % 16 != 0 {
+            return config_err(format!(
+                "{}: TMA needs 16-byte aligned row strides: K and N must be multiples of 8 (K = {}, N = {})",
+                shape.name, shape.k, shape.n
+            ));
+        }
+        if shape.m > i32::MAX as usize || shape.n > i32::MAX as usize || shape.k > i32::MAX as usize {
+            return config_err(format!("{}: dimensions must fit in 32-bit TMA coordinates", shape.name));
+        }
+        self.raster_group(shape)?;
+        Ok(())
+    }
+
+    /// Tile rows along M in units the scheduler walks (a cluster's rows).
+    pub fn tile_rows(&self, shape: &Shape) -> u32 {
+        (shape.m / (self.bm() * self.cluster_m) as usize) as u32
+    }
+    pub fn tile_cols(&self, shape: &Shape) -> u32 {
+        (shape.n / self.bn as usize) as u32
+    }
+
+    /// The raster group this shape runs with, or an error naming why it cannot.
+    pub fn raster_group(&self, shape: &Shape) -> Result<u32> {
+        let rows = self.tile_rows(shape);
+        match self.raster {
+            Raster::Group(g) if rows % g != 0 => config_err(format!(
+                "{}: raster group {g} does not divide the {rows} tile rows of M = {} (tile {} rows): choose a divisor of {rows}",
+                shape.name,
+                shape.m,
+                self.bm() * self.cluster_m
+            )),
+            Raster::Group(g) => Ok(g),
+            Raster::UpTo(g) => {
+                let mut group = 1u32 << (31 - g.leading_zeros());
+                while group > 1 && rows % group != 0 {
+                    group /= 2;
+                }
+                Ok(group.max(1))
+            }
+        }
+    }
+
+    /// Launch grid (CTAs): one per cluster tile times the cluster, or the SM count (rounded to whole clusters).
+    pub fn grid(&self, shape: &Shape, sm_count: u32) -> u32 {
+        let ctas = self.tile_rows(shape) * self.tile_cols(shape) * self.cluster_m;
+        if self.persistent {
+            let fit = (sm_count / self.cluster_m) * self.cluster_m;
+            ctas.min(fit.max(self.cluster_m))
+        } else {
+            ctas
+        }
+    }
+
+    /// The preprocessor defines that select this variant's code in kernels/gemm.cu, in a fixed order.
+    pub fn defines(&self, dtype: DType) -> Vec<(&'static str, String)> {
+        let b = u32::from;
+        let fault = |f: Fault| b(self.fault == Some(f));
+        let layout = self.operand_layout();
+        let numbers = [
+            ("DTYPE_BF16", b(dtype == DType::BF16)),
+            ("STAGES", self.stages),
+            ("WARP_SPECIALIZED", b(self.warp_specialized)),
+            ("SWIZZLE", self.swizzle.bytes()),
+            ("TILE_K", self.tile_k),
+            ("EPILOGUE_TMA", b(self.epilogue_tma)),
+            ("CLUSTER_M", self.cluster_m),
+            ("CONSUMERS", self.consumers),
+            ("WG_M", self.wg_m),
+            ("BN", self.bn),
+            ("SETMAXNREG", b(self.setmaxnreg)),
+            ("PINGPONG", b(self.pingpong)),
+            ("BOUNDED_WAITS", b(self.bounded_waits)),
+            ("MAINLOOP_LOADS", b(self.mainloop_loads)),
+            ("MAINLOOP_MMA", b(self.mainloop_mma)),
+            ("FAULT_WRONG_PHASE", fault(Fault::WrongPhase)),
+            ("FAULT_NO_EXPECT_TX", fault(Fault::NoExpectTx)),
+            ("FAULT_SKIP_EPILOGUE", fault(Fault::SkipEpilogueTile)),
+            ("FAULT_OOB_STORE", fault(Fault::OobStore)),
+            ("SMEM_BYTES", self.smem_bytes()),
+            ("DESC_LBO", layout.lbo),
+            ("DESC_SBO", layout.sbo),
+            ("DESC_LAYOUT", layout.mode),
+            ("K16_STEP_BYTES", layout.k16_step),
+        ];
+        let mut defines: Vec<(&'static str, String)> = numbers.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        let timeout_ns = u64::from(self.hang_timeout_ms) * 1_000_000;
+        defines.push(("HANG_TIMEOUT_NS", format!("{timeout_ns}ull")));
+        defines
+    }
+
+    // ---- one-switch modifiers, so an ablation reads as "rung N with X changed"
+    pub fn with_stages(mut self, stages: u32) -> Self {
+        self.stages = stages;
+        self
+    }
+    pub fn with_swizzle(mut self, swizzle: Swizzle, tile_k: u32) -> Self {
+        self.swizzle = swizzle;
+        self.tile_k = tile_k;
+        self
+    }
+    pub fn with_tile_k(mut self, tile_k: u32) -> Self {
+        self.tile_k = tile_k;
+        self
+    }
+    pub fn with_cluster(mut self, cluster_m: u32) -> Self {
+        self.cluster_m = cluster_m;
+        self
+    }
+    pub fn with_pingpong(mut self, on: bool) -> Self {
+        self.pingpong = on;
+        self
+    }
+    pub fn with_persistent(mut self, on: bool) -> Self {
+        self.persistent = on;
+        self
+    }
+    pub fn with_epilogue_tma(mut self, on: bool) -> Self {
+        self.epilogue_tma = on;
+        self
+    }
+    pub fn with_raster(mut self, raster: Raster) -> Self {
+        self.raster = raster;
+        self
+    }
+    pub fn with_bounded_waits(mut self, on: bool) -> Self {
+        self.bounded_waits = on;
+        self
+    }
+    pub fn with_fault(mut self, fault: Fault) -> Self {
+        self.fault = Some(fault);
+        self
+    }
+    pub fn with_hang_timeout_ms(mut self, ms: u32) -> Self {
+        self.hang_timeout_ms = ms;
+        self
+    }
+    /// One consumer warpgroup (and so no ping-pong and no register rebalancing).
+    pub fn with_one_consumer(mut self) -> Self {
+        self.consumers = 1;
+        self.pingpong = false;
+        self.setmaxnreg = false;
+        self
+    }
+    pub fn loads_only(mut self) -> Self {
+        self.mainloop_mma = false;
+        self
+    }
+    pub fn mma_only(mut self) -> Self {
+        self.mainloop_loads = false;
+        self
+    }
+    /// True if the variant computes C (isolation variants do not, and get no correctness check).
+    pub fn computes_gemm(&self) -> bool {
+        self.mainloop_loads && self.mainloop_mma && self.fault.is_none()
+    }
+}

@@ -1,0 +1,110 @@
+//! Each GPU trial runs in a child process of the test binary, with a host-side deadline: a kernel that hangs,
+//! traps or leaves a sticky CUDA error takes down only its own process, and the run goes on.
+
+use crate::job::{Job, TrialRecord};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Set in a child: the JSON job to run.
+pub const JOB_ENV: &str = "GEMM_ABLATE_CHILD_JOB";
+/// Set in a child: the trial's name.
+pub const NAME_ENV: &str = "GEMM_ABLATE_CHILD_NAME";
+/// Set in a child: where to write the record.
+pub const RECORD_ENV: &str = "GEMM_ABLATE_CHILD_RECORD";
+
+/// Deadline for one trial (GEMM_ABLATE_TRIAL_TIMEOUT_S, default 300 s).
+pub fn trial_deadline() -> Duration {
+    Duration::from_secs_f64(crate::stats::env_f64("GEMM_ABLATE_TRIAL_TIMEOUT_S", 300.0))
+}
+
+/// If this process is a child, runs its job, writes the record and returns the exit code; else None.
+pub fn child_entry() -> Option<std::process::ExitCode> {
+    let job_json = std::env::var(JOB_ENV).ok()?;
+    let name = std::env::var(NAME_ENV).unwrap_or_default();
+    let record = match serde_json::from_str::<Job>(&job_json) {
+        Ok(job) => crate::job::run(&name, &job),
+        Err(e) => TrialRecord::failed(&name, "", format!("the child could not read its job: {e}")),
+    };
+    if let Ok(path) = std::env::var(RECORD_ENV) {
+        let _ = std::fs::write(path, serde_json::to_string(&record).unwrap_or_default());
+    }
+    Some(std::process::ExitCode::SUCCESS)
+}
+
+/// What came back from a child.
+pub struct ChildOutcome {
+    pub record: TrialRecord,
+    /// The child's stdout and stderr, for the trial's output.
+    pub output: String,
+}
+
+/// Runs `job` in a child process of the current executable; kills it at the deadline.
+pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
+    let failed = |msg: String, output: String| ChildOutcome {
+        record: TrialRecord::failed(name, &job.hypothesis(), msg),
+        output,
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return failed(format!("cannot find the test executable: {e}"), String::new()),
+    };
+    let record_path = std::env::temp_dir().join(format!(
+        "gemm-ablate-{}-{}.json",
+        std::process::id(),
+        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    ));
+    let _ = std::fs::remove_file(&record_path);
+    let spawned = Command::new(exe)
+        .env(JOB_ENV, serde_json::to_string(job).unwrap_or_default())
+        .env(NAME_ENV, name)
+        .env(RECORD_ENV, &record_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => return failed(format!("cannot start the child process: {e}"), String::new()),
+    };
+    // Drain the pipes on threads so a chatty child cannot block on a full pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break None,
+        }
+    };
+    let output = format!("{}{}", out_thread.join().unwrap_or_default(), err_thread.join().unwrap_or_default());
+    let record = std::fs::read_to_string(&record_path).ok().and_then(|s| serde_json::from_str::<TrialRecord>(&s).ok());
+    let _ = std::fs::remove_file(&record_path);
+    match (status, record) {
+        (_, Some(record)) => ChildOutcome { record, output },
+        (None, None) => failed(
+            format!("timeout: the trial ran past its {:.0} s deadline and was killed", deadline.as_secs_f64()),
+            output,
+        ),
+        (Some(status), None) => {
+            let tail: String = output.lines().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+            failed(format!("the trial's process died ({status}) without a record:\n{tail}"), output)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Loading compiled kernels and launching them (plain or as clusters) through cuLaunchKernelEx.
+
+use crate::compile::Compiled;
+use crate::device::Gpu;
+use crate::error::{config_err, CudaContext as _, Result};
+use cudarc::driver::{sys, CudaFunction, CudaModule};
+use cudarc::nvrtc::Ptx;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+pub struct Kernel {
+    pub name: String,
+    function: CudaFunction,
+    _module: Arc<CudaModule>,
+}
+
+impl Kernel {
+    pub fn load(gpu: &Gpu, compiled: &Compiled, function: &str) -> Result<Kernel> {
+        let module = gpu
+            .ctx
+            .load_module(Ptx::from_binary(compiled.cubin.clone()))
+            .during(&format!("loading the cubin of {}", compiled.variant))?;
+        let f = module.load_function(function).during(&format!("finding {function} in {}", compiled.variant))?;
+        Ok(Kernel { name: format!("{}::{function}", compiled.variant), function: f, _module: module })
+    }
+
+    /// Raises the kernel's dynamic shared memory limit, after checking it against the device's opt-in limit.
+    pub fn set_dynamic_smem(&self, gpu: &Gpu, bytes: u32) -> Result<()> {
+        if bytes > gpu.info.smem_optin_bytes {
+            return config_err(format!(
+                "{} asks for {bytes} B of shared memory; this device allows at most {} B per block",
+                self.name, gpu.info.smem_optin_bytes
+            ));
+        }
+        self.function
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+            .during("raising the dynamic shared memory limit")
+    }
+}
+
+/// Grid, block, shared memory and cluster of one launch.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchShape {
+    pub grid: u32,
+    pub block: u32,
+    pub smem: u32,
+    pub cluster: u32,
+}
+
+/// Launches `kernel` with the given parameter pointers (each points at one argument's value).
+///
+/// # Safety
+/// `params` must match the kernel's parameter list in number, order and size.
+pub unsafe fn launch(gpu: &Gpu, kernel: &Kernel, shape: LaunchShape, params: &mut [*mut c_void]) -> Result<()> {
+    let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = shape.cluster;
+    attr.value.clusterDim.y = 1;
+    attr.value.clusterDim.z = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: shape.grid,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: shape.block,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: shape.smem,
+        hStream: gpu.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: u32::from(shape.cluster > 1),
+    };
+    sys::cuLaunchKernelEx(&config, kernel.function.cu_function(), params.as_mut_ptr(), std::ptr::null_mut())
+        .result()
+        .during(&format!("launching {}", kernel.name))
+}

@@ -1,0 +1,38 @@
+//! gemm-ablate's harness: everything a trial needs to turn "this change makes the GEMM faster" into a measured
+//! verdict on a Hopper GPU. The way through it: a trial names a hypothesis (hypothesis.rs) -> the kernel
+//! configuration is validated and compiled (config.rs, source.rs, compile.rs) -> operands are allocated and
+//! filled (operands.rs) -> each variant is checked against cuBLAS (check.rs, reference.rs) -> the variants are
+//! timed interleaved (timing.rs) -> statistics give a verdict (stats.rs) -> the trial passes or fails and the run
+//! is written out (results.rs). Each GPU trial runs in its own process (isolate.rs, suite.rs).
+
+pub mod check;
+pub mod compile;
+pub mod config;
+pub mod device;
+pub mod diag;
+pub mod error;
+pub mod hypothesis;
+pub mod isolate;
+pub mod job;
+pub mod ladder;
+pub mod launch;
+pub mod memory;
+pub mod nvml;
+pub mod operands;
+pub mod probe;
+pub mod problem;
+pub mod reference;
+pub mod results;
+pub mod source;
+pub mod stats;
+pub mod suite;
+pub mod tma;
+pub mod timing;
+pub mod variant;
+
+pub use config::{Fault, GemmConfig, Raster, Swizzle};
+pub use job::{Caught, Expect, Job, VariantSpec};
+pub use ladder::Rung;
+pub use problem::{shape, DType, Shape};
+pub use stats::Verdict;
+pub use suite::GpuTrial;

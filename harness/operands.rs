@@ -1,0 +1,160 @@
+//! Device operands for one problem: rotation sets of A, B and C (C with guard bands), random fill, poison, and the
+//! small utility kernels that fill and compare them on the GPU.
+
+use crate::compile;
+use crate::device::Gpu;
+use crate::error::Result;
+use crate::launch::{launch, Kernel, LaunchShape};
+use crate::memory::DeviceBuffer;
+use crate::problem::{DType, Shape};
+use crate::source;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Pattern written into C's guard bands; any other value found there after a launch is an out-of-bounds store.
+pub const GUARD_PATTERN: u16 = 0x5A5A;
+
+/// Utility kernels compiled for one data type.
+pub struct Util {
+    fill: Kernel,
+    compare: Kernel,
+    check_guard: Kernel,
+    sm_count: u32,
+}
+
+impl Util {
+    pub fn new(gpu: &Gpu, dtype: DType) -> Result<Util> {
+        let program = source::program(&source::util_defines(dtype), source::UTIL);
+        let compiled = compile::compile(&format!("util_{}", dtype.name()), &program)?;
+        Ok(Util {
+            fill: Kernel::load(gpu, &compiled, "fill_uniform")?,
+            compare: Kernel::load(gpu, &compiled, "compare")?,
+            check_guard: Kernel::load(gpu, &compiled, "check_guard")?,
+            sm_count: gpu.info.sm_count,
+        })
+    }
+
+    fn grid_for(&self, n: usize) -> LaunchShape {
+        let blocks = n.div_ceil(256).min(self.sm_count as usize * 8).max(1) as u32;
+        LaunchShape { grid: blocks, block: 256, smem: 0, cluster: 1 }
+    }
+
+    /// Uniform values in [-1, 1) from a counter-based generator: every call gets a fresh seed.
+    pub fn fill_random(&self, gpu: &Gpu, ptr: u64, elems: usize) -> Result<()> {
+        static CALLS: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+        let mut seed = nanos ^ (CALLS.fetch_add(1, Ordering::Relaxed) << 48) ^ u64::from(std::process::id());
+        let (mut out, mut n) = (ptr, elems as u64);
+        let mut params: [*mut c_void; 3] =
+            [&mut out as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void, &mut seed as *mut _ as *mut c_void];
+        unsafe { launch(gpu, &self.fill, self.grid_for(elems), &mut params) }
+    }
+
+    /// Raw comparison statistics of `out` against `reference` (see kernels/util.cu for the slots).
+    pub fn compare(&self, gpu: &Gpu, out: u64, reference: u64, elems: usize) -> Result<[u64; 7]> {
+        let stats = DeviceBuffer::new(gpu, 7 * 8)?;
+        stats.zero(gpu)?;
+        // Slot 5 holds the first unwritten index: it starts at "none".
+        stats.fill_u16_range(gpu, 20, 4, 0xFFFF)?;
+        let (mut o, mut r, mut n, mut s) = (out, reference, elems as u64, stats.ptr());
+        let mut params: [*mut c_void; 4] = [
+            &mut o as *mut _ as *mut c_void,
+            &mut r as *mut _ as *mut c_void,
+            &mut n as *mut _ as *mut c_void,
+            &mut s as *mut _ as *mut c_void,
+        ];
+        unsafe { launch(gpu, &self.compare, self.grid_for(elems), &mut params)? };
+        let v: Vec<u64> = stats.read(gpu)?;
+        Ok([v[0], v[1], v[2], v[3], v[4], v[5], v[6]])
+    }
+
+    /// Number of 16-bit words in [ptr, ptr + 2 * elems) that no longer hold GUARD_PATTERN.
+    pub fn guard_damage(&self, gpu: &Gpu, ptr: u64, elems: usize) -> Result<u64> {
+        let count = DeviceBuffer::new(gpu, 8)?;
+        count.zero(gpu)?;
+        let (mut g, mut n, mut pat, mut c) = (ptr, elems as u64, GUARD_PATTERN, count.ptr());
+        let mut params: [*mut c_void; 4] = [
+            &mut g as *mut _ as *mut c_void,
+            &mut n as *mut _ as *mut c_void,
+            &mut pat as *mut _ as *mut c_void,
+            &mut c as *mut _ as *mut c_void,
+        ];
+        unsafe { launch(gpu, &self.check_guard, self.grid_for(elems), &mut params)? };
+        Ok(count.read::<u64>(gpu)?[0])
+    }
+}
+
+/// One set of operands. C sits between two guard bands inside one allocation.
+pub struct OperandSet {
+    pub a: DeviceBuffer,
+    pub b: DeviceBuffer,
+    c_alloc: DeviceBuffer,
+    guard_before: usize,
+    guard_after: usize,
+    c_elems: usize,
+}
+
+impl OperandSet {
+    pub fn c(&self) -> u64 {
+        self.c_alloc.ptr() + 2 * self.guard_before as u64
+    }
+    /// Writes NaN over C and the guard pattern around it (before a correctness launch).
+    pub fn poison(&self, gpu: &Gpu, dtype: DType) -> Result<()> {
+        self.c_alloc.fill_u16(gpu, GUARD_PATTERN)?;
+        self.c_alloc.fill_u16_range(gpu, self.guard_before, self.c_elems, dtype.nan_bits())
+    }
+    /// 16-bit words of the guard bands that something wrote over.
+    pub fn guard_damage(&self, gpu: &Gpu, util: &Util) -> Result<u64> {
+        let before = util.guard_damage(gpu, self.c_alloc.ptr(), self.guard_before)?;
+        let after = util.guard_damage(gpu, self.c() + 2 * self.c_elems as u64, self.guard_after)?;
+        Ok(before + after)
+    }
+}
+
+/// Rotation sets for a problem: enough copies that the operands of one launch are out of L2 by the time
+/// they are used again.
+pub struct Operands {
+    pub shape: Shape,
+    pub dtype: DType,
+    pub sets: Vec<OperandSet>,
+}
+
+/// How many operand sets to rotate through so that the rotated footprint is at least 3x the L2.
+pub fn rotation_sets(shape: &Shape, l2_bytes: u64) -> usize {
+    let footprint = shape.min_bytes(2).max(1.0);
+    ((3.0 * l2_bytes as f64 / footprint).ceil() as usize).clamp(1, 8)
+}
+
+impl Operands {
+    /// Allocates the sets and fills A and B with fresh random values. C's trailing guard covers at least one
+    /// 256-row tile beyond the matrix, where a tile placed one matrix too far down would land.
+    pub fn new(gpu: &Gpu, util: &Util, shape: &Shape, dtype: DType, sets: usize) -> Result<Operands> {
+        let (a_elems, b_elems, c_elems) = (shape.m * shape.k, shape.n * shape.k, shape.m * shape.n);
+        let guard_before = 1 << 19;
+        let guard_after = (256 * shape.n).max(1 << 19);
+        let mut out = Vec::new();
+        for _ in 0..sets.max(1) {
+            let set = OperandSet {
+                a: DeviceBuffer::new(gpu, a_elems * 2)?,
+                b: DeviceBuffer::new(gpu, b_elems * 2)?,
+                c_alloc: DeviceBuffer::new(gpu, (guard_before + c_elems + guard_after) * 2)?,
+                guard_before,
+                guard_after,
+                c_elems,
+            };
+            util.fill_random(gpu, set.a.ptr(), a_elems)?;
+            util.fill_random(gpu, set.b.ptr(), b_elems)?;
+            set.poison(gpu, dtype)?;
+            out.push(set);
+        }
+        gpu.synchronize()?;
+        Ok(Operands { shape: shape.clone(), dtype, sets: out })
+    }
+
+    /// Draws fresh random A and B for set `i` (before each correctness check).
+    pub fn refill(&self, gpu: &Gpu, util: &Util, i: usize) -> Result<()> {
+        let s = &self.sets[i];
+        util.fill_random(gpu, s.a.ptr(), self.shape.m * self.shape.k)?;
+        util.fill_random(gpu, s.b.ptr(), self.shape.n * self.shape.k)
+    }
+}

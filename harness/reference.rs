@@ -1,0 +1,311 @@
+//! cuBLAS on the same device tensors: cublasGemmEx (fp32 compute) and cuBLASLt (the fastest of its heuristic's
+//! top algorithms, timed once per shape and remembered on disk). The faster of the two is "cuBLAS". A float64 CPU
+//! GEMM on small shapes validates the cuBLAS call itself (layouts, transposes).
+//!
+//! cuBLAS is column-major: row-major C[M,N] = A[M,K] B[N,K]^T is computed as C^T = B A^T with transa = T on B
+//! (ld K), transb = N on A (ld K) and ldc = N.
+
+use crate::device::Gpu;
+use crate::error::{CudaContext as _, Error, Result};
+use crate::memory::DeviceBuffer;
+use crate::operands::Operands;
+use crate::problem::{DType, Shape};
+use crate::variant::Variant;
+use cudarc::cublas::sys as blas;
+use cudarc::cublaslt::sys as lt;
+use serde::{Deserialize, Serialize};
+use std::ffi::c_void;
+
+const WORKSPACE_BYTES: usize = 32 << 20;
+const LT_CANDIDATES: usize = 8;
+
+/// Which cuBLAS path a reference launch takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CublasPath {
+    GemmEx,
+    /// cuBLASLt with the heuristic's n-th algorithm.
+    Lt(usize),
+}
+
+pub struct Cublas<'a> {
+    blas: blas::cublasHandle_t,
+    lt: lt::cublasLtHandle_t,
+    workspace: DeviceBuffer,
+    operands: &'a Operands,
+    lt_plan: LtPlan,
+    pub path: CublasPath,
+}
+
+/// The cuBLASLt descriptors of one problem and its candidate algorithms.
+struct LtPlan {
+    desc: lt::cublasLtMatmulDesc_t,
+    a: lt::cublasLtMatrixLayout_t,
+    b: lt::cublasLtMatrixLayout_t,
+    c: lt::cublasLtMatrixLayout_t,
+    algos: Vec<lt::cublasLtMatmulAlgo_t>,
+}
+
+fn data_type_blas(d: DType) -> blas::cudaDataType {
+    match d {
+        DType::F16 => blas::cudaDataType::CUDA_R_16F,
+        DType::BF16 => blas::cudaDataType::CUDA_R_16BF,
+    }
+}
+
+fn data_type_lt(d: DType) -> lt::cudaDataType {
+    match d {
+        DType::F16 => lt::cudaDataType::CUDA_R_16F,
+        DType::BF16 => lt::cudaDataType::CUDA_R_16BF,
+    }
+}
+
+fn lt_ok(s: lt::cublasStatus_t, what: &str) -> Result<()> {
+    if s == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Cuda { context: format!("cuBLASLt {what}"), message: format!("{s:?}") })
+    }
+}
+
+impl LtPlan {
+    fn new(handle: lt::cublasLtHandle_t, shape: &Shape, dtype: DType) -> Result<LtPlan> {
+        let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
+        let ty = data_type_lt(dtype);
+        unsafe {
+            let mut desc = std::ptr::null_mut();
+            lt_ok(
+                lt::cublasLtMatmulDescCreate(&mut desc, lt::cublasComputeType_t::CUBLAS_COMPUTE_32F, lt::cudaDataType::CUDA_R_32F),
+                "creating a matmul descriptor",
+            )?;
+            let trans_t: i32 = 1; // CUBLAS_OP_T on the first operand (B, stored N x K row-major = K x N column-major)
+            lt_ok(
+                lt::cublasLtMatmulDescSetAttribute(
+                    desc,
+                    lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
+                    &trans_t as *const i32 as *const c_void,
+                    4,
+                ),
+                "setting transa",
+            )?;
+            let mut a = std::ptr::null_mut();
+            let mut b = std::ptr::null_mut();
+            let mut c = std::ptr::null_mut();
+            lt_ok(lt::cublasLtMatrixLayoutCreate(&mut a, ty, k, n, k as i64), "creating layout of B")?;
+            lt_ok(lt::cublasLtMatrixLayoutCreate(&mut b, ty, k, m, k as i64), "creating layout of A")?;
+            lt_ok(lt::cublasLtMatrixLayoutCreate(&mut c, ty, n, m, n as i64), "creating layout of C")?;
+            let mut pref = std::ptr::null_mut();
+            lt_ok(lt::cublasLtMatmulPreferenceCreate(&mut pref), "creating a preference")?;
+            let ws = WORKSPACE_BYTES as u64;
+            lt_ok(
+                lt::cublasLtMatmulPreferenceSetAttribute(
+                    pref,
+                    lt::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                    &ws as *const u64 as *const c_void,
+                    8,
+                ),
+                "setting the workspace size",
+            )?;
+            let mut results: Vec<lt::cublasLtMatmulHeuristicResult_t> = vec![std::mem::zeroed(); LT_CANDIDATES];
+            let mut count = 0;
+            let status = lt::cublasLtMatmulAlgoGetHeuristic(
+                handle,
+                desc,
+                a,
+                b,
+                c,
+                c,
+                pref,
+                LT_CANDIDATES as i32,
+                results.as_mut_ptr(),
+                &mut count,
+            );
+            lt::cublasLtMatmulPreferenceDestroy(pref);
+            lt_ok(status, "asking the heuristic for algorithms")?;
+            let algos = results[..count as usize]
+                .iter()
+                .filter(|r| r.state == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
+                .map(|r| r.algo)
+                .collect();
+            Ok(LtPlan { desc, a, b, c, algos })
+        }
+    }
+}
+
+impl Drop for LtPlan {
+    fn drop(&mut self) {
+        unsafe {
+            lt::cublasLtMatrixLayoutDestroy(self.a);
+            lt::cublasLtMatrixLayoutDestroy(self.b);
+            lt::cublasLtMatrixLayoutDestroy(self.c);
+            lt::cublasLtMatmulDescDestroy(self.desc);
+        }
+    }
+}
+
+impl<'a> Cublas<'a> {
+    /// Creates both handles on the GPU's stream and plans cuBLASLt for this problem. The path starts as GemmEx;
+    /// `choose_fastest` picks the reference.
+    pub fn new(gpu: &Gpu, operands: &'a Operands) -> Result<Cublas<'a>> {
+        gpu.ctx.bind_to_thread().during("binding the context")?;
+        let blas_handle = cudarc::cublas::result::create_handle().during("creating the cuBLAS handle")?;
+        let lt_handle = cudarc::cublaslt::result::create_handle().during("creating the cuBLASLt handle")?;
+        let workspace = DeviceBuffer::new(gpu, WORKSPACE_BYTES)?;
+        unsafe {
+            blas::cublasSetStream_v2(blas_handle, gpu.cu_stream() as blas::cudaStream_t)
+                .result()
+                .during("binding cuBLAS to the stream")?;
+            blas::cublasSetWorkspace_v2(blas_handle, workspace.ptr() as *mut c_void, WORKSPACE_BYTES)
+                .result()
+                .during("giving cuBLAS its workspace")?;
+        }
+        let lt_plan = LtPlan::new(lt_handle, &operands.shape, operands.dtype)?;
+        Ok(Cublas { blas: blas_handle, lt: lt_handle, workspace, operands, lt_plan, path: CublasPath::GemmEx })
+    }
+
+    /// Every path worth timing: GemmEx and each cuBLASLt candidate.
+    pub fn paths(&self) -> Vec<CublasPath> {
+        std::iter::once(CublasPath::GemmEx).chain((0..self.lt_plan.algos.len()).map(CublasPath::Lt)).collect()
+    }
+
+    pub fn with_path(mut self, path: CublasPath) -> Self {
+        self.path = path;
+        self
+    }
+
+    /// Enqueues one GEMM through `path` on operand set `set`, writing C to `c`.
+    pub fn gemm_into(&self, gpu: &Gpu, path: CublasPath, set: usize, c: u64) -> Result<()> {
+        let s = &self.operands.sets[set];
+        let shape = &self.operands.shape;
+        let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        match path {
+            CublasPath::GemmEx => unsafe {
+                let ty = data_type_blas(self.operands.dtype);
+                cudarc::cublas::result::gemm_ex(
+                    self.blas,
+                    blas::cublasOperation_t::CUBLAS_OP_T,
+                    blas::cublasOperation_t::CUBLAS_OP_N,
+                    n,
+                    m,
+                    k,
+                    &alpha as *const f32 as *const c_void,
+                    s.b.ptr() as *const c_void,
+                    ty,
+                    k,
+                    s.a.ptr() as *const c_void,
+                    ty,
+                    k,
+                    &beta as *const f32 as *const c_void,
+                    c as *mut c_void,
+                    ty,
+                    n,
+                    blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
+                .during("running cublasGemmEx")
+            },
+            CublasPath::Lt(i) => unsafe {
+                let p = &self.lt_plan;
+                let algo = p.algos.get(i).ok_or_else(|| Error::Other(format!("no cuBLASLt algorithm {i}")))?;
+                lt_ok(
+                    lt::cublasLtMatmul(
+                        self.lt,
+                        p.desc,
+                        &alpha as *const f32 as *const c_void,
+                        s.b.ptr() as *const c_void,
+                        p.a,
+                        s.a.ptr() as *const c_void,
+                        p.b,
+                        &beta as *const f32 as *const c_void,
+                        c as *const c_void,
+                        p.c,
+                        c as *mut c_void,
+                        p.c,
+                        algo,
+                        self.workspace.ptr() as *mut c_void,
+                        WORKSPACE_BYTES,
+                        gpu.cu_stream() as lt::cudaStream_t,
+                    ),
+                    "running cublasLtMatmul",
+                )
+            },
+        }
+    }
+
+    /// C of operand set 0 (scratch output for path selection).
+    pub fn operands_c(&self) -> u64 {
+        self.operands.sets[0].c()
+    }
+
+    /// Name of the current path, for reports.
+    pub fn path_name(&self) -> String {
+        match self.path {
+            CublasPath::GemmEx => "cublasGemmEx".into(),
+            CublasPath::Lt(i) => format!("cublasLt[algo {i}]"),
+        }
+    }
+
+    /// cuBLAS library version (for the results file).
+    pub fn version(&self) -> String {
+        let mut v = 0;
+        unsafe { blas::cublasGetVersion_v2(self.blas, &mut v) };
+        format!("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100)
+    }
+}
+
+impl Variant for Cublas<'_> {
+    fn label(&self) -> String {
+        format!("cuBLAS ({})", self.path_name())
+    }
+    fn launch(&self, gpu: &Gpu, set: usize) -> Result<()> {
+        self.gemm_into(gpu, self.path, set, self.operands.sets[set].c())
+    }
+}
+
+impl Drop for Cublas<'_> {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = cudarc::cublas::result::destroy_handle(self.blas);
+            let _ = cudarc::cublaslt::result::destroy_handle(self.lt);
+        }
+    }
+}
+
+/// Row-major C[M,N] = A[M,K] B[N,K]^T in float64 on the CPU.
+pub fn cpu_gemm(a: &[f64], b: &[f64], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|p| a[i * k + p] * b[j * k + p]).sum();
+        }
+    }
+    c
+}
+
+/// A 16-bit value of `dtype` as f64.
+pub fn to_f64(bits: u16, dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => half::f16::from_bits(bits).to_f64(),
+        DType::BF16 => half::bf16::from_bits(bits).to_f64(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_gemm_is_a_times_b_transposed() {
+        // A = [[1,2],[3,4]] (2x2), B = [[5,6],[7,8],[9,10]] (3x2): C = A B^T is 2x3.
+        let c = cpu_gemm(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 2, 3, 2);
+        assert_eq!(c, vec![17.0, 23.0, 29.0, 39.0, 53.0, 67.0]);
+    }
+
+    #[test]
+    fn sixteen_bit_decoding() {
+        assert_eq!(to_f64(0x3C00, DType::F16), 1.0);
+        assert_eq!(to_f64(0x3F80, DType::BF16), 1.0);
+        assert!(to_f64(DType::F16.nan_bits(), DType::F16).is_nan());
+        assert!(to_f64(DType::BF16.nan_bits(), DType::BF16).is_nan());
+    }
+}

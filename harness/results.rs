@@ -1,0 +1,93 @@
+//! Results files: the environment a run measured in, and every trial's record, as JSON.
+
+use crate::device::DeviceInfo;
+use crate::job::TrialRecord;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Where and how a run was measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub device: Option<DeviceInfo>,
+    pub commit: String,
+    /// UTC, ISO 8601.
+    pub date: String,
+    pub host: String,
+    pub nvrtc: Option<String>,
+    /// The settings (environment variables) the run used.
+    pub settings: Vec<(String, String)>,
+}
+
+impl Environment {
+    pub fn capture() -> Environment {
+        Environment {
+            device: crate::device::query(0).ok(),
+            commit: env!("GEMM_ABLATE_COMMIT").to_string(),
+            date: utc_now(),
+            host: std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_default(),
+            nvrtc: crate::probe::nvrtc_available().then(crate::compile::nvrtc_version_string).flatten(),
+            settings: std::env::vars().filter(|(k, _)| k.starts_with("GEMM_ABLATE_") && !k.contains("CHILD")).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    pub suite: String,
+    pub environment: Environment,
+    pub trials: Vec<TrialRecord>,
+}
+
+/// The results directory: GEMM_ABLATE_RESULTS_DIR, or results/ under the current directory.
+pub fn results_dir() -> PathBuf {
+    std::env::var_os("GEMM_ABLATE_RESULTS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("results"))
+}
+
+impl RunFile {
+    /// Writes `<dir>/<suite>-<date>.json` and returns its path.
+    pub fn write(&self) -> crate::error::Result<PathBuf> {
+        let dir = results_dir();
+        std::fs::create_dir_all(&dir)?;
+        let stamp = self.environment.date.replace([':', '-'], "");
+        let path = dir.join(format!("{}-{}.json", self.suite, stamp));
+        std::fs::write(&path, serde_json::to_string_pretty(self)?)?;
+        Ok(path)
+    }
+
+    pub fn read(path: &std::path::Path) -> crate::error::Result<RunFile> {
+        Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+    }
+}
+
+/// Current UTC time as `YYYY-MM-DDTHH:MM:SSZ` (civil-from-days, no date crate needed).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    format_utc(secs)
+}
+
+pub fn format_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem / 60) % 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formatting() {
+        assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(1_796_000_000), "2026-11-30T00:53:20Z");
+        assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

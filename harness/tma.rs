@@ -1,0 +1,135 @@
+//! Tensor maps (cuTensorMapEncodeTiled): the parameters for each operand layout are computed by plain functions
+//! (tested on the CPU), then encoded by the driver.
+
+use crate::config::Swizzle;
+use crate::error::{config_err, CudaContext as _, Result};
+use crate::problem::DType;
+use cudarc::driver::sys;
+
+/// A CUtensorMap passed by value as a `__grid_constant__` kernel parameter.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+pub struct TmaDesc(pub [u64; 16]);
+
+/// Everything cuTensorMapEncodeTiled needs besides the address and data type. Index 0 is the innermost dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmaParams {
+    pub dims: Vec<u64>,
+    /// Byte strides of dimensions 1.. (dimension 0 is contiguous).
+    pub strides: Vec<u64>,
+    pub box_dims: Vec<u32>,
+    pub swizzle: Swizzle,
+}
+
+impl TmaParams {
+    /// Bytes one box lands in shared memory.
+    pub fn box_bytes(&self) -> u64 {
+        self.box_dims.iter().map(|&d| u64::from(d)).product::<u64>() * 2
+    }
+
+    /// The driver's constraints, checked here so that a bad map is a sentence, not CUDA_ERROR_INVALID_VALUE.
+    pub fn validate(&self) -> Result<()> {
+        if self.dims.is_empty() || self.dims.len() > 5 || self.box_dims.len() != self.dims.len() {
+            return config_err("a tensor map has 1 to 5 dimensions, with one box size per dimension");
+        }
+        for (i, (&b, &d)) in self.box_dims.iter().zip(&self.dims).enumerate() {
+            if b == 0 || b > 256 {
+                return config_err(format!("TMA box dimension {i} is {b}: each box dimension must be 1..=256"));
+            }
+            if u64::from(b) > d {
+                return config_err(format!("TMA box dimension {i} ({b}) is larger than the tensor ({d})"));
+            }
+        }
+        let inner_bytes = self.box_dims[0] * 2;
+        if inner_bytes % 16 != 0 {
+            return config_err(format!("TMA box inner dimension is {inner_bytes} bytes: it must be a multiple of 16"));
+        }
+        let span = self.swizzle.bytes();
+        if span != 0 && inner_bytes > span {
+            return config_err(format!(
+                "TMA box inner dimension is {inner_bytes} bytes: a {span}B swizzle allows at most {span}"
+            ));
+        }
+        for &s in &self.strides {
+            if s % 16 != 0 || s >= 1 << 40 {
+                return config_err(format!("TMA global stride {s} bytes: strides must be multiples of 16 below 2^40"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A K-major operand of `rows` x `k` (row-major), loaded `box_rows` rows by `tile_k` columns at a time.
+/// Swizzled: a plain 2-D map, one box per stage. Unswizzled: the wgmma core-matrix layout through a 4-D map
+/// {8 elements, 8 rows, k/8 slices, rows/8 groups}, so each 8-row group keeps its K slices side by side
+/// (LBO = 128 B between K-adjacent core matrices, SBO = tile_k * 16 B between row groups).
+pub fn operand(rows: usize, k: usize, box_rows: u32, tile_k: u32, swizzle: Swizzle) -> Result<TmaParams> {
+    let row_bytes = (k * 2) as u64;
+    let p = match swizzle {
+        Swizzle::None => TmaParams {
+            dims: vec![8, 8, (k / 8) as u64, (rows / 8) as u64],
+            strides: vec![row_bytes, 16, 8 * row_bytes],
+            box_dims: vec![8, 8, tile_k / 8, box_rows / 8],
+            swizzle,
+        },
+        _ => TmaParams {
+            dims: vec![k as u64, rows as u64],
+            strides: vec![row_bytes],
+            box_dims: vec![tile_k, box_rows],
+            swizzle,
+        },
+    };
+    p.validate()?;
+    Ok(p)
+}
+
+/// The output C (m x n, row-major), stored in 64x64 chunks staged with the 128B swizzle.
+pub fn output(m: usize, n: usize) -> Result<TmaParams> {
+    let p = TmaParams {
+        dims: vec![n as u64, m as u64],
+        strides: vec![(n * 2) as u64],
+        box_dims: vec![64, 64],
+        swizzle: Swizzle::B128,
+    };
+    p.validate()?;
+    Ok(p)
+}
+
+/// Encodes a map over the 16-bit tensor at `address`.
+pub fn encode(params: &TmaParams, address: sys::CUdeviceptr, dtype: DType) -> Result<TmaDesc> {
+    params.validate()?;
+    if address % 16 != 0 {
+        return config_err("TMA global address must be 16-byte aligned");
+    }
+    let data_type = match dtype {
+        DType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        DType::BF16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    };
+    let swizzle = match params.swizzle {
+        Swizzle::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        Swizzle::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        Swizzle::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        Swizzle::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+    };
+    let element_strides = vec![1u32; params.dims.len()];
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            data_type,
+            params.dims.len() as u32,
+            address as *mut std::ffi::c_void,
+            params.dims.as_ptr(),
+            params.strides.as_ptr(),
+            params.box_dims.as_ptr(),
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    }
+    .result()
+    .during(&format!("encoding a tensor map {params:?}"))?;
+    Ok(TmaDesc(map.opaque))
+}

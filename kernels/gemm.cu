@@ -1,0 +1,382 @@
+// gemm.cu: the ladder's one GEMM kernel. C[M,N] = A[M,K] * B[N,K]^T, A and B row-major (K-major), C row-major,
+// fp16 or bf16 in, fp32 accumulation, output in the input type.
+//
+// Every ladder step is a compile-time switch, set by harness/config.rs (its defines come first):
+//   STAGES            shared-memory ring depth (rung 1: 1, a single buffer)
+//   WARP_SPECIALIZED  a producer warpgroup issues TMA, consumer warpgroups issue wgmma
+//   SWIZZLE, TILE_K   shared-memory layout: 0 = core-matrix layout (8-row x 16-byte blocks), or 32/64/128-byte swizzle
+//   EPILOGUE_TMA      accumulators staged in shared memory and written by TMA stores
+//   CLUSTER_M         2: a 2x1 cluster; the B tile is split between the two CTAs and multicast to both
+//   CONSUMERS, WG_M, BN, SETMAXNREG   consumer warpgroups, rows each one owns, tile width, register rebalancing
+//   PINGPONG          the consumers take alternate tiles so one's epilogue overlaps the other's mainloop
+// The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
+// Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code.
+
+#define WG_ATOMS (WG_M / 64)
+#if PINGPONG
+#define BM WG_M
+#else
+#define BM (WG_M * CONSUMERS)
+#endif
+#define THREADS (128 * (CONSUMERS + WARP_SPECIALIZED))
+#define A_STAGE_BYTES (BM * TILE_K * 2)
+#define B_STAGE_BYTES (BN * TILE_K * 2)
+#define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
+#define EPI_CHUNK_BYTES (64 * 64 * 2)
+#if EPILOGUE_TMA
+#define EPI_BYTES (CONSUMERS * 2 * EPI_CHUNK_BYTES)
+#else
+#define EPI_BYTES 0
+#endif
+#define BAR_OFFSET (STAGES * STAGE_BYTES + EPI_BYTES)
+#define NUM_BARRIERS (2 * STAGES + 2)
+static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory plan exceeds SMEM_BYTES");
+
+// The operand layout's descriptor fields (DESC_LBO, DESC_SBO, DESC_LAYOUT) and the k16 step (K16_STEP_BYTES)
+// come from harness/config.rs (OperandLayout), where they are tested against the layouts verified on the H200.
+// Both layouts keep row r of an operand tile at byte r * TILE_K * 2 (in 8-row groups for the core-matrix one).
+#define ROW_BYTES (TILE_K * 2)
+
+#if STAGES > 1
+#define MMA_IN_FLIGHT 1
+#else
+#define MMA_IN_FLIGHT 0
+#endif
+
+// Wait sites are only compared and printed; reading which barrier hung needs no more than this.
+#define STAGE_SITE(role, kind, s) SITE(role, kind, s)
+
+// Tile order: groups of RASTER tile rows are walked down M before stepping along N, so neighbouring CTAs share
+// B tiles in L2. The host has checked that the group divides the tile rows.
+__device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int group, int& tm, int& tn) {
+  const int per_group = group * tiles_n;
+  const int g = t / per_group;
+  const int in_group = t - g * per_group;
+  tm = g * group + in_group % group;
+  tn = in_group / group;
+}
+
+// Loads one k-block of A (BM rows) and B (BN rows, or this CTA's half of them when multicast) into stage s.
+__device__ __forceinline__ void load_stage(const TmaDesc* tmA, const TmaDesc* tmB, u32 stage_addr, u32 bar, int m_row,
+                                           int n_col, int k0, u32 rank) {
+#if SWIZZLE
+  tma_load_2d(stage_addr, tmA, bar, k0, m_row);
+#if CLUSTER_M > 1
+  const int half = BN / CLUSTER_M;
+  tma_load_2d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, k0, n_col + rank * half,
+                        (u16)((1 << CLUSTER_M) - 1));
+#else
+  tma_load_2d(stage_addr + A_STAGE_BYTES, tmB, bar, k0, n_col);
+#endif
+#else
+  // Core-matrix layout through a 4-D map {8 elements, 8 rows, K/8 slices, rows/8 groups}: each 8-row group holds
+  // its K slices side by side, so a contiguous range of groups is a contiguous range of rows.
+  tma_load_4d(stage_addr, tmA, bar, 0, 0, k0 / 8, m_row / 8);
+#if CLUSTER_M > 1
+  const int half = BN / CLUSTER_M;
+  tma_load_4d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, 0, 0, k0 / 8,
+                        (n_col + rank * half) / 8, (u16)((1 << CLUSTER_M) - 1));
+#else
+  tma_load_4d(stage_addr + A_STAGE_BYTES, tmB, bar, 0, 0, k0 / 8, n_col / 8);
+#endif
+#endif
+}
+
+// Producer side of one ring position: claim the bytes on the full barrier, then issue the loads.
+__device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tmB, u32 stages, u32 full_bar, u32 pos,
+                                           int m_row, int n_col, int kb, u32 rank) {
+  const u32 s = pos % STAGES;
+#if !MAINLOOP_LOADS
+  // MMA-only isolation: the first lap loads real data, later laps reuse what is resident.
+  if (pos >= STAGES) {
+    mbar_arrive(full_bar + 8 * s);
+    return;
+  }
+#endif
+#if FAULT_NO_EXPECT_TX
+  mbar_arrive(full_bar + 8 * s);
+#else
+  mbar_arrive_expect_tx(full_bar + 8 * s, STAGE_BYTES);
+#endif
+  load_stage(tmA, tmB, stages + s * STAGE_BYTES, full_bar + 8 * s, m_row, n_col, kb * TILE_K, rank);
+}
+
+// One k-block of MMAs for one consumer warpgroup: TILE_K/16 steps, WG_ATOMS m64 row blocks each.
+__device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 stage_addr, int a_row0, bool accumulate) {
+#if MAINLOOP_MMA
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < TILE_K / 16; kk++) {
+    const u64 db = smem_desc(stage_addr + A_STAGE_BYTES + kk * K16_STEP_BYTES, DESC_LBO, DESC_SBO, DESC_LAYOUT);
+#pragma unroll
+    for (int a = 0; a < WG_ATOMS; a++) {
+      const u64 da =
+          smem_desc(stage_addr + (a_row0 + a * 64) * ROW_BYTES + kk * K16_STEP_BYTES, DESC_LBO, DESC_SBO, DESC_LAYOUT);
+      const u32 scale_d = (accumulate || kk > 0) ? 1u : 0u;
+#if BN == 256
+      wgmma_m64n256k16(acc[a], da, db, scale_d);
+#else
+      wgmma_m64n128k16(acc[a], da, db, scale_d);
+#endif
+    }
+  }
+  wgmma_commit();
+#endif
+}
+
+// Direct epilogue: every thread converts its accumulator fragment and stores 4-byte pairs straight to C.
+// Fragment layout of m64nN: warp w, lane l holds rows w*16 + l/4 (+8), columns 8j + 2*(l%4) (+1).
+__device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], u16* C, int ldc, int row0, int col0) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++) {
+    const int r = row0 + a * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+      const int c = col0 + j * 8 + 2 * (lane % 4);
+      *(u32*)(C + (size_t)r * ldc + c) = pack2(acc[a][4 * j], acc[a][4 * j + 1]);
+      *(u32*)(C + (size_t)(r + 8) * ldc + c) = pack2(acc[a][4 * j + 2], acc[a][4 * j + 3]);
+    }
+  }
+}
+
+// TMA epilogue: 64x64 chunks written to a double-buffered staging area in the 128B-swizzled layout (conflict-free
+// for the fragment pattern, and what the store map expects), then stored by one thread with a bulk tensor store.
+__device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][BN / 2], const TmaDesc* tmC, u32 staging,
+                                             u32 barrier_id, u32& chunk_count, int row0, int col0) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const bool lead = (threadIdx.x % 128) == 0;
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++) {
+#pragma unroll
+    for (int jc = 0; jc < BN / 64; jc++) {
+      const u32 buf = staging + (chunk_count & 1) * EPI_CHUNK_BYTES;
+      // The store issued two chunks ago read from this buffer: it must be done reading.
+      if (lead && chunk_count >= 2) bulk_wait_read<1>();
+      named_barrier(barrier_id, 128);
+#pragma unroll
+      for (int jj = 0; jj < 8; jj++) {
+        const int j = jc * 8 + jj;
+        const u32 r = warp * 16 + lane / 4;
+        const u32 in_chunk = 4 * (lane % 4);
+        st_shared_u32(buf + r * 128 + ((jj ^ (r & 7)) << 4) + in_chunk, pack2(acc[a][4 * j], acc[a][4 * j + 1]));
+        st_shared_u32(buf + (r + 8) * 128 + ((jj ^ ((r + 8) & 7)) << 4) + in_chunk,
+                      pack2(acc[a][4 * j + 2], acc[a][4 * j + 3]));
+      }
+      fence_proxy_async();
+      named_barrier(barrier_id, 128);
+      if (lead) {
+        tma_store_2d(tmC, buf, col0 + jc * 64, row0 + a * 64);
+        bulk_commit();
+      }
+      chunk_count++;
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    gemm_kernel(const __grid_constant__ TmaDesc tmA, const __grid_constant__ TmaDesc tmB,
+                const __grid_constant__ TmaDesc tmC, u16* C, int M, int N, int K, int raster, HangRecord* rec) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // Swizzled stages need 1024-byte alignment; the host adds 1024 bytes of slack for this.
+  const u32 smem = (smem_u32(smem_raw) + 1023) & ~1023u;
+  const u32 stages = smem;
+  const u32 full_bar = smem + BAR_OFFSET;
+  const u32 empty_bar = full_bar + 8 * STAGES;
+  const u32 turn_bar = empty_bar + 8 * STAGES;
+  const int wg = threadIdx.x / 128;
+
+#if CLUSTER_M > 1
+  const u32 rank = cluster_rank();
+#else
+  const u32 rank = 0;
+#endif
+  const int cluster_id = blockIdx.x / CLUSTER_M;
+  const int num_clusters = gridDim.x / CLUSTER_M;
+  const int tiles_m = M / (BM * CLUSTER_M), tiles_n = N / BN;
+  const int num_tiles = tiles_m * tiles_n;
+  const int k_blocks = K / TILE_K;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      mbar_init(full_bar + 8 * s, 1);
+      // Released by every consumer warp that read the stage, in this CTA and (multicast) in the peer CTA.
+#if PINGPONG
+      mbar_init(empty_bar + 8 * s, 4 * CLUSTER_M);
+#else
+      mbar_init(empty_bar + 8 * s, 4 * CONSUMERS * CLUSTER_M);
+#endif
+    }
+    mbar_init(turn_bar, 1);
+    mbar_init(turn_bar + 8, 1);
+    fence_barrier_init();
+  }
+#if CLUSTER_M > 1
+  cluster_sync();
+#else
+  __syncthreads();
+#endif
+
+#if WARP_SPECIALIZED
+  if (wg == 0) {
+    // ------------------------------------------------------------ producer warpgroup: one thread issues TMA
+#if SETMAXNREG
+    setmaxnreg_dec<40>();
+#endif
+    if (threadIdx.x == 0) {
+      u32 pos = 0;
+      for (int t = cluster_id; t < num_tiles; t += num_clusters) {
+        int tm, tn;
+        tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
+        const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+        for (int kb = 0; kb < k_blocks; kb++, pos++) {
+          const u32 s = pos % STAGES, lap = pos / STAGES;
+          // Empty barriers start released: waiting on the parity before phase 0 returns at once.
+#if FAULT_WRONG_PHASE
+          mbar_wait(empty_bar + 8 * s, lap & 1, STAGE_SITE(ROLE_PRODUCER, BAR_EMPTY, s), rec);
+#else
+          mbar_wait(empty_bar + 8 * s, (lap & 1) ^ 1, STAGE_SITE(ROLE_PRODUCER, BAR_EMPTY, s), rec);
+#endif
+          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, kb, rank);
+        }
+      }
+    }
+  } else {
+    // ------------------------------------------------------------ consumer warpgroups: wgmma, then the epilogue
+#if SETMAXNREG
+    setmaxnreg_inc<232>();
+#endif
+    const int c = wg - 1;
+    const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    float acc[WG_ATOMS][BN / 2];
+#pragma unroll
+    for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+      for (int i = 0; i < BN / 2; i++) acc[a][i] = 0.f;
+    u32 chunk_count = 0;
+    (void)chunk_count;
+    u32 pos = 0;
+    int local = 0;
+    for (int t = cluster_id; t < num_tiles; t += num_clusters, local++, pos += k_blocks) {
+#if PINGPONG
+      // Tiles alternate between the two consumers, and so do their mainloops: a consumer starts its mainloop
+      // only when the other has finished waiting for its stages (so no wait runs a ring lap ahead).
+      if ((local & 1) != c) continue;
+      const int mine = local >> 1;
+      if (c == 1 || mine > 0) mbar_wait(turn_bar + 8 * c, (c == 1 ? mine : mine - 1) & 1, SITE(ROLE_CONSUMER, BAR_TURN, c), rec);
+      const int a_row0 = 0;
+#else
+      const int a_row0 = c * WG_M;
+#endif
+      int tm, tn;
+      tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
+      const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+
+      for (int kb = 0; kb < k_blocks; kb++) {
+        const u32 p = pos + kb, s = p % STAGES;
+        mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+        mma_stage(acc, stages + s * STAGE_BYTES, a_row0, kb > 0);
+#if MAINLOOP_MMA
+        wgmma_wait<MMA_IN_FLIGHT>();
+#endif
+        if (kb >= MMA_IN_FLIGHT && lane == 0) {
+          // The MMAs that read ring position p - MMA_IN_FLIGHT are complete in this warp: release it.
+          const u32 done = empty_bar + 8 * ((p - MMA_IN_FLIGHT) % STAGES);
+#if CLUSTER_M > 1
+          for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(done, r));
+#else
+          mbar_arrive(done);
+#endif
+        }
+      }
+#if MAINLOOP_MMA
+      wgmma_wait<0>();
+#endif
+      if (MMA_IN_FLIGHT > 0 && lane == 0) {
+        const u32 done = empty_bar + 8 * ((pos + k_blocks - 1) % STAGES);
+#if CLUSTER_M > 1
+        for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(done, r));
+#else
+        mbar_arrive(done);
+#endif
+      }
+#if PINGPONG
+      if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
+#endif
+      (void)warp;
+#if FAULT_SKIP_EPILOGUE
+      if (t == 0) continue;
+#endif
+      const int row0 = m_row + a_row0;
+#if EPILOGUE_TMA
+      epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES + c * 2 * EPI_CHUNK_BYTES, 2 + c, chunk_count, row0,
+                   n_col);
+#else
+#if FAULT_OOB_STORE
+      // One tile written a whole matrix too far down: past the end of C.
+      epilogue_direct(acc, C, N, row0 + (t == 0 ? M : 0), n_col);
+#else
+      epilogue_direct(acc, C, N, row0, n_col);
+#endif
+#endif
+    }
+#if EPILOGUE_TMA
+    if (threadIdx.x % 128 == 0) bulk_wait<0>();
+#endif
+  }
+#else
+  // ------------------------------------------------------------ one warpgroup does everything (rungs 1 and 2)
+  // Thread 0 issues the loads; the whole warpgroup issues the MMAs. One tile per CTA (checked by the host).
+  {
+    (void)wg;
+    (void)rank;
+    (void)cluster_id;
+    (void)num_clusters;
+    (void)num_tiles;
+    float acc[WG_ATOMS][BN / 2];
+#pragma unroll
+    for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+      for (int i = 0; i < BN / 2; i++) acc[a][i] = 0.f;
+    const int t = blockIdx.x;
+    int tm, tn;
+    tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
+    const int m_row = tm * BM, n_col = tn * BN;
+    if (threadIdx.x == 0) {
+      for (int kb = 0; kb < STAGES && kb < k_blocks; kb++) fill_stage(&tmA, &tmB, stages, full_bar, kb, m_row, n_col, kb, 0);
+    }
+    for (int kb = 0; kb < k_blocks; kb++) {
+      const u32 s = kb % STAGES;
+      mbar_wait(full_bar + 8 * s, (kb / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+      mma_stage(acc, stages + s * STAGE_BYTES, 0, kb > 0);
+      wgmma_wait<MMA_IN_FLIGHT>();
+      const int done = kb - MMA_IN_FLIGHT;
+      if (done >= 0 && done + STAGES < k_blocks) {
+        // Every warp's MMAs on that stage are complete before it is overwritten.
+        named_barrier(1, 128);
+        if (threadIdx.x == 0) fill_stage(&tmA, &tmB, stages, full_bar, done + STAGES, m_row, n_col, done + STAGES, 0);
+      }
+    }
+    wgmma_wait<0>();
+#if FAULT_SKIP_EPILOGUE
+    if (t == 0) return;
+#endif
+#if EPILOGUE_TMA
+    u32 chunk_count = 0;
+    epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES, 2, chunk_count, m_row, n_col);
+    if (threadIdx.x == 0) bulk_wait<0>();
+#else
+#if FAULT_OOB_STORE
+    epilogue_direct(acc, C, N, m_row + (t == 0 ? M : 0), n_col);
+#else
+    epilogue_direct(acc, C, N, m_row, n_col);
+#endif
+#endif
+  }
+#endif
+
+#if CLUSTER_M > 1
+  // No CTA may exit while its peer can still arrive on its barriers or multicast into its shared memory.
+  cluster_sync();
+#endif
+}

@@ -1,0 +1,87 @@
+// util.cu: the harness's own device helpers (random fill, correctness statistics, guard bands).
+// Compiled with DTYPE_BF16 set like the GEMM it serves.
+
+__device__ __forceinline__ float to_float(u16 v) {
+  float f;
+#if DTYPE_BF16
+  f = __uint_as_float(((u32)v) << 16);
+#else
+  asm("{ .reg .f16 h; mov.b16 h, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "h"(v));
+#endif
+  return f;
+}
+
+__device__ __forceinline__ u16 from_float(float f) {
+  u16 r;
+#if DTYPE_BF16
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(f));
+#else
+  asm("{ .reg .f16 h; cvt.rn.f16.f32 h, %1; mov.b16 %0, h; }" : "=h"(r) : "f"(f));
+#endif
+  return r;
+}
+
+// SplitMix64 of (seed, index): independent uniform values without any state.
+__device__ __forceinline__ u64 mix64(u64 z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Uniform values in [-1, 1), never all zero, rounded to the 16-bit type.
+extern "C" __global__ void fill_uniform(u16* out, u64 n, u64 seed) {
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+    const u64 h = mix64(seed ^ mix64(i));
+    const float u = (float)(h >> 40) * (1.0f / 16777216.0f);
+    out[i] = from_float(2.0f * u - 1.0f);
+  }
+}
+
+// Correctness statistics of out against ref, accumulated into stats (zeroed by the host):
+//   [0] sum of squared differences (f64), [1] sum of squared reference values (f64),
+//   [2] max |out - ref| as float bits, [3] count of non-finite outputs, [4] count of non-finite references,
+//   [5] first index with a non-finite output (starts at ~0), [6] index of the max error (racy, indicative).
+extern "C" __global__ void compare(const u16* out, const u16* ref, u64 n, u64* stats) {
+  double sq_diff = 0.0, sq_ref = 0.0;
+  float max_err = 0.0f;
+  u64 max_idx = 0;
+  u64 bad_out = 0, bad_ref = 0, first_bad = ~0ull;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+    const float o = to_float(out[i]), r = to_float(ref[i]);
+    const bool o_ok = (o - o == 0.0f), r_ok = (r - r == 0.0f);
+    if (!r_ok) {
+      bad_ref++;
+      continue;
+    }
+    if (!o_ok) {
+      bad_out++;
+      if (i < first_bad) first_bad = i;
+      continue;
+    }
+    const float d = fabsf(o - r);
+    sq_diff += (double)d * d;
+    sq_ref += (double)r * r;
+    if (d > max_err) {
+      max_err = d;
+      max_idx = i;
+    }
+  }
+  asm volatile("red.global.add.f64 [%0], %1;" ::"l"(stats + 0), "d"(sq_diff) : "memory");
+  asm volatile("red.global.add.f64 [%0], %1;" ::"l"(stats + 1), "d"(sq_ref) : "memory");
+  const u32 bits = __float_as_uint(max_err);
+  u32 prev;
+  asm volatile("atom.global.max.u32 %0, [%1], %2;" : "=r"(prev) : "l"(stats + 2), "r"(bits) : "memory");
+  if (bits > prev && bits > 0) stats[6] = max_idx;
+  if (bad_out) asm volatile("red.global.add.u64 [%0], %1;" ::"l"(stats + 3), "l"(bad_out) : "memory");
+  if (bad_ref) asm volatile("red.global.add.u64 [%0], %1;" ::"l"(stats + 4), "l"(bad_ref) : "memory");
+  if (first_bad != ~0ull) asm volatile("red.global.min.u64 [%0], %1;" ::"l"(stats + 5), "l"(first_bad) : "memory");
+}
+
+// Counts 16-bit words of a guard band that no longer hold the pattern written there before the launch.
+extern "C" __global__ void check_guard(const u16* guard, u64 n, u16 pattern, u64* changed) {
+  u64 count = 0;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+    count += guard[i] != pattern;
+  if (count) asm volatile("red.global.add.u64 [%0], %1;" ::"l"(changed), "l"(count) : "memory");
+}
