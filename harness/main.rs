@@ -1,12 +1,170 @@
-use harness::{compile, ladder::Rung, problem::DType, source};
-fn main() {
-    for r in Rung::ALL {
-        let cfg = r.config();
-        if let Err(e) = cfg.validate() { println!("{}: {e}", r.name()); continue; }
-        let t = std::time::Instant::now();
-        match compile::compile(&r.name(), &source::gemm_program(&cfg, DType::F16)) {
-            Ok(c) => println!("{}: {:?} {:.1}s", r.name(), c.report, t.elapsed().as_secs_f64()),
-            Err(e) => println!("{}: {e}", r.name()),
+//! `cargo run --release` runs the main job: every ladder rung against cuBLAS on the seven standard shapes, as a
+//! table (time, TFLOP/s, ratio to cuBLAS, max error), written to results/ as JSON.
+//!
+//!   gemm-ablate [ladder] [FILTER...]   the ladder table (filters match `rungN_name::shape`)
+//!   gemm-ablate show RUNG [bf16]        the rung's kernel with its switches resolved
+//!   gemm-ablate diff RUNG RUNG          what changes between two rungs' kernels
+//!   gemm-ablate list                    the rungs and what each adds
+//!   gemm-ablate device                  what the GPU is
+
+use harness::job::{Expect, Job, TrialRecord, VariantSpec};
+use harness::results::{Environment, RunFile};
+use harness::{device, isolate, source, DType, Rung, Verdict};
+use std::process::ExitCode;
+
+fn usage() -> ExitCode {
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] | diff RUNG RUNG | list | device]");
+    ExitCode::from(2)
+}
+
+fn rung_arg(s: Option<&String>) -> Option<Rung> {
+    let r = s.and_then(|s| Rung::parse(s));
+    if r.is_none() {
+        eprintln!("unknown rung {:?}: give a number (4), a word (swizzle) or a name (rung4_swizzle)", s.map(|s| s.as_str()).unwrap_or(""));
+    }
+    r
+}
+
+fn resolved(rung: Rung, dtype: DType) -> Result<String, String> {
+    let header = format!("// {}: {}\n// seed (B200): {}\n", rung.name(), rung.change(), rung.seed_finding());
+    source::resolved_program(&rung.config().defines(dtype), source::GEMM).map(|s| header + &s).map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    if let Some(code) = isolate::child_entry() {
+        return code;
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(|s| s.as_str()) {
+        None | Some("ladder") => ladder(if args.is_empty() { &[] } else { &args[1..] }),
+        Some("show") => {
+            let Some(rung) = rung_arg(args.get(1)) else { return usage() };
+            let dtype = args.get(2).and_then(|d| DType::parse(d)).unwrap_or(DType::F16);
+            match resolved(rung, dtype) {
+                Ok(s) => {
+                    print!("{s}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
+        Some("diff") => {
+            let (Some(a), Some(b)) = (rung_arg(args.get(1)), rung_arg(args.get(2))) else { return usage() };
+            match (resolved(a, DType::F16), resolved(b, DType::F16)) {
+                (Ok(x), Ok(y)) => {
+                    let diff = similar::TextDiff::from_lines(&x, &y);
+                    print!("{}", diff.unified_diff().context_radius(3).header(&a.name(), &b.name()));
+                    ExitCode::SUCCESS
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some("list") => {
+            for r in Rung::ALL {
+                println!("{:<22} {}\n{:<22} seed (B200): {}", r.name(), r.change(), "", r.seed_finding());
+            }
+            ExitCode::SUCCESS
+        }
+        Some("device") => match device::query(0) {
+            Ok(info) => {
+                println!("{}", serde_json::to_string_pretty(&info).unwrap_or_default());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        },
+        Some(_) => usage(),
+    }
+}
+
+/// Every rung against cuBLAS on every standard shape, each pair in its own process, as one table.
+fn ladder(filters: &[String]) -> ExitCode {
+    if let Err(reason) = device::hopper_available() {
+        eprintln!("gemm-ablate needs a Hopper GPU (H100/H200) for the ladder: {reason}");
+        eprintln!("(`gemm-ablate show RUNG`, `diff` and `list` work anywhere; `cargo test --release` runs the CPU tests.)");
+        return ExitCode::FAILURE;
+    }
+    let shapes = harness::problem::standard_shapes();
+    let mut records: Vec<TrialRecord> = Vec::new();
+    for rung in Rung::ALL {
+        for shape in &shapes {
+            let name = format!("{}::{}", rung.name(), shape.name);
+            if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
+                continue;
+            }
+            let job = Job::Compare {
+                baseline: VariantSpec::Cublas,
+                candidate: VariantSpec::gemm(rung.name(), rung.config()),
+                shape: shape.clone(),
+                dtype: DType::F16,
+                expect: Expect::Verdict(Verdict::Slower),
+                seed: Some(rung.seed_finding().to_string()),
+            };
+            let r = isolate::run_in_child(&format!("ladder::{name}"), &job, isolate::trial_deadline()).record;
+            eprintln!("{name}: {}", cell(&r));
+            records.push(r);
+        }
+    }
+    print_table(&records, &shapes);
+    let file = RunFile { suite: "ladder".into(), environment: Environment::capture(), trials: records };
+    match file.write() {
+        Ok(p) => println!("results written to {}", p.display()),
+        Err(e) => eprintln!("could not write results: {e}"),
+    }
+    ExitCode::SUCCESS
+}
+
+/// "123.4 us 0.85x 0.03" or what went wrong.
+fn cell(r: &TrialRecord) -> String {
+    let kernel = r.variants.get(1);
+    let err = kernel.and_then(|v| v.check.as_ref()).map(|c| c.max_abs_err);
+    match (kernel.and_then(|v| v.median_us), r.speedup, err) {
+        (Some(us), Some(s), Some(e)) => format!("{us:.1} us {s:.2}x err {e:.3}"),
+        _ => {
+            let first = r.outcome.lines().next().unwrap_or("");
+            format!("FAILED: {}", first.chars().take(60).collect::<String>())
+        }
+    }
+}
+
+fn print_table(records: &[TrialRecord], shapes: &[harness::Shape]) {
+    println!("\nLadder vs cuBLAS (fp16; time per GEMM, speed relative to cuBLAS, max abs error vs cuBLAS)\n");
+    print!("{:<22}", "rung");
+    for s in shapes {
+        print!(" | {:<26}", s.name);
+    }
+    println!();
+    let cublas_row: Vec<String> = shapes
+        .iter()
+        .map(|s| {
+            records
+                .iter()
+                .find(|r| r.shape.as_ref() == Some(s))
+                .and_then(|r| r.variants.first())
+                .and_then(|v| v.median_us.map(|us| format!("{us:.1} us {:.0} TF/s", v.tflops.unwrap_or(0.0))))
+                .unwrap_or_default()
+        })
+        .collect();
+    print!("{:<22}", "cuBLAS");
+    for c in &cublas_row {
+        print!(" | {c:<26}");
+    }
+    println!();
+    for rung in Rung::ALL {
+        print!("{:<22}", rung.name());
+        for s in shapes {
+            let name = format!("ladder::{}::{}", rung.name(), s.name);
+            let c = records.iter().find(|r| r.name == name).map(cell).unwrap_or_default();
+            print!(" | {c:<26}");
+        }
+        println!();
     }
 }
