@@ -2,6 +2,7 @@
 //! order the seed's Blackwell worklog took them (with each step's Hopper counterpart).
 
 use crate::config::{GemmConfig, Raster, Swizzle};
+use crate::error::{config_err, Result};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -128,5 +129,108 @@ impl Rung {
                 || s == r.number().to_string()
                 || name.split_once('_').map(|(_, w)| w == s).unwrap_or(false)
         })
+    }
+}
+
+/// Parses a variant spec: a rung, optionally followed by `:` and comma-separated switch changes, e.g.
+/// `rung8:cluster=1,pingpong=0` or `4:stages=8`. Switches: stages, tile_k, swizzle (none/32/64/128; sets tile_k
+/// to match), cluster, consumers (1 drops ping-pong and setmaxnreg), pingpong, persistent, epilogue (tma/direct),
+/// raster (a group, or `upto8`), bounded (bounded waits 0/1), timeout_ms.
+pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
+    let (rung, changes) = spec.split_once(':').unwrap_or((spec, ""));
+    let Some(rung) = Rung::parse(rung) else {
+        return config_err(format!("unknown rung `{rung}` in `{spec}`: use 1..8, a word like swizzle, or rung4_swizzle"));
+    };
+    let mut c = rung.config();
+    for change in changes.split(',').filter(|s| !s.trim().is_empty()) {
+        let (key, value) = change.split_once('=').ok_or_else(|| {
+            crate::error::Error::Config(format!("`{change}` in `{spec}` is not key=value"))
+        })?;
+        let (key, value) = (key.trim(), value.trim());
+        let num = || -> Result<u32> {
+            value.parse().map_err(|_| crate::error::Error::Config(format!("`{key}` wants a number, got `{value}`")))
+        };
+        let flag = || -> Result<bool> {
+            match value {
+                "1" | "on" | "true" => Ok(true),
+                "0" | "off" | "false" => Ok(false),
+                _ => config_err(format!("`{key}` wants 0 or 1, got `{value}`")),
+            }
+        };
+        match key {
+            "stages" => c.stages = num()?,
+            "tile_k" => c.tile_k = num()?,
+            "swizzle" => {
+                let (s, k) = match value {
+                    "none" | "0" => (Swizzle::None, c.tile_k),
+                    "32" => (Swizzle::B32, 16),
+                    "64" => (Swizzle::B64, 32),
+                    "128" => (Swizzle::B128, 64),
+                    _ => return config_err(format!("swizzle must be none, 32, 64 or 128, got `{value}`")),
+                };
+                c = c.with_swizzle(s, k);
+            }
+            "cluster" => c.cluster_m = num()?,
+            "consumers" if value == "1" => c = c.with_one_consumer(),
+            "consumers" => c.consumers = num()?,
+            "pingpong" => c.pingpong = flag()?,
+            "persistent" => c.persistent = flag()?,
+            "epilogue" => c.epilogue_tma = value == "tma",
+            "raster" => {
+                c.raster = match value.strip_prefix("upto") {
+                    Some(g) => Raster::UpTo(g.parse().map_err(|_| crate::error::Error::Config(format!("bad raster `{value}`")))?),
+                    None => Raster::Group(num()?),
+                }
+            }
+            "bounded" => c.bounded_waits = flag()?,
+            "timeout_ms" => c.hang_timeout_ms = num()?,
+            _ => return config_err(format!("unknown switch `{key}` in `{spec}`")),
+        }
+    }
+    c.validate()?;
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rungs_parse_by_number_word_and_name() {
+        assert_eq!(Rung::parse("4"), Some(Rung::Swizzle128));
+        assert_eq!(Rung::parse("swizzle"), Some(Rung::Swizzle128));
+        assert_eq!(Rung::parse("rung4_swizzle"), Some(Rung::Swizzle128));
+        assert_eq!(Rung::parse("rung8"), Some(Rung::PersistentPingPong));
+        assert_eq!(Rung::parse("nine"), None);
+    }
+
+    #[test]
+    fn each_rung_is_valid_and_one_change_over_the_last() {
+        for r in Rung::ALL {
+            r.config().validate().unwrap_or_else(|e| panic!("{}: {e}", r.name()));
+        }
+        let diff = |a: Rung, b: Rung| {
+            let (x, y) = (serde_json::to_value(a.config()).unwrap(), serde_json::to_value(b.config()).unwrap());
+            x.as_object().unwrap().iter().filter(|(k, v)| y[k.as_str()] != **v).map(|(k, _)| k.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(diff(Rung::KLoop, Rung::Pipeline), ["stages"]);
+        assert_eq!(diff(Rung::Pipeline, Rung::WarpSpecialized), ["warp_specialized"]);
+        assert_eq!(diff(Rung::WarpSpecialized, Rung::Swizzle128), ["swizzle", "tile_k"]);
+        assert_eq!(diff(Rung::Swizzle128, Rung::TmaEpilogue), ["epilogue_tma"]);
+        assert_eq!(diff(Rung::TmaEpilogue, Rung::Multicast), ["cluster_m"]);
+        assert_eq!(diff(Rung::Multicast, Rung::TwoConsumers), ["bn", "consumers", "setmaxnreg", "wg_m"]);
+        assert_eq!(diff(Rung::TwoConsumers, Rung::PersistentPingPong), ["persistent", "pingpong"]);
+    }
+
+    #[test]
+    fn specs_change_one_switch() {
+        let c = parse_spec("rung8:cluster=1,pingpong=0").unwrap();
+        assert_eq!(c.cluster_m, 1);
+        assert!(!c.pingpong);
+        assert_eq!(parse_spec("3:swizzle=128").unwrap(), Rung::Swizzle128.config());
+        assert_eq!(parse_spec("8:consumers=1").unwrap().consumers, 1);
+        assert!(parse_spec("8:colour=red").unwrap_err().to_string().contains("unknown switch"));
+        assert!(parse_spec("3:swizzle=128,tile_k=16").unwrap_err().to_string().contains("needs tile_k = 64"));
+        assert!(parse_spec("12").is_err());
     }
 }

@@ -4,6 +4,7 @@
 //!   gemm-ablate [ladder] [FILTER...]   the ladder table (filters match `rungN_name::shape`)
 //!   gemm-ablate show RUNG [bf16]        the rung's kernel with its switches resolved
 //!   gemm-ablate diff RUNG RUNG          what changes between two rungs' kernels
+//!   gemm-ablate compare SHAPE BASE CAND  check both, time CAND against BASE (specs like `rung8:cluster=1`, or cublas)
 //!   gemm-ablate list                    the rungs and what each adds
 //!   gemm-ablate device                  what the GPU is
 
@@ -13,7 +14,7 @@ use harness::{device, isolate, source, DType, Rung, Verdict};
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] | diff RUNG RUNG | list | device]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device]");
     ExitCode::from(2)
 }
 
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..]),
         Some("list") => {
             for r in Rung::ALL {
                 println!("{:<22} {}\n{:<22} seed (B200): {}", r.name(), r.change(), "", r.seed_finding());
@@ -167,4 +169,53 @@ fn print_table(records: &[TrialRecord], shapes: &[harness::Shape]) {
         }
         println!();
     }
+}
+
+fn spec(s: &str) -> Result<VariantSpec, String> {
+    if s.eq_ignore_ascii_case("cublas") {
+        return Ok(VariantSpec::Cublas);
+    }
+    harness::ladder::parse_spec(s).map(|c| VariantSpec::gemm(s, c)).map_err(|e| e.to_string())
+}
+
+/// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.
+fn compare(shape_name: &str, specs: &[String]) -> ExitCode {
+    let Some(shape) = harness::problem::standard_shapes().into_iter().chain([harness::shape("long_k")]).find(|s| s.name == shape_name)
+    else {
+        eprintln!("unknown shape {shape_name}: one of the standard shapes or long_k");
+        return ExitCode::from(2);
+    };
+    let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s)).collect();
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(reason) = device::hopper_available() {
+        eprintln!("compare needs a Hopper GPU: {reason}");
+        return ExitCode::FAILURE;
+    }
+    let mut records = Vec::new();
+    for cand in &parsed[1..] {
+        let job = Job::Compare {
+            baseline: parsed[0].clone(),
+            candidate: cand.clone(),
+            shape: shape.clone(),
+            dtype: DType::F16,
+            expect: Expect::Verdict(Verdict::NoChange),
+            seed: None,
+        };
+        let name = format!("compare::{}::{}::{}", cand.name(), parsed[0].name(), shape.name);
+        let r = isolate::run_in_child(&name, &job, isolate::trial_deadline()).record;
+        println!("{name}");
+        harness::suite::print_record(&r);
+        records.push(r);
+    }
+    let file = RunFile { suite: "compare".into(), environment: Environment::capture(), trials: records };
+    if let Ok(p) = file.write() {
+        println!("results written to {}", p.display());
+    }
+    ExitCode::SUCCESS
 }

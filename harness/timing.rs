@@ -24,7 +24,7 @@ pub struct TimingSettings {
 
 impl Default for TimingSettings {
     fn default() -> Self {
-        TimingSettings { target_batch_ms: 3.0, warmup_ms: 300.0, min_pairs: 12, max_pairs: 400, budget_s: 12.0 }
+        TimingSettings { target_batch_ms: 3.0, warmup_ms: 1000.0, min_pairs: 12, max_pairs: 400, budget_s: 12.0 }
     }
 }
 

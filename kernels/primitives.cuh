@@ -69,7 +69,7 @@ __device__ __forceinline__ u32 cluster_peer_addr(u32 addr, u32 rank) {
 }
 
 __device__ __forceinline__ void mbar_arrive_cluster(u32 cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
 }
 
 // True once the phase with this parity has completed (i.e. the barrier's current phase has the other parity).
