@@ -147,6 +147,18 @@ fn faults() -> Vec<GpuTrial> {
     ]
 }
 
+/// What the bounded waits cost where the kernel is fastest (they are on in every trial).
+fn reliability() -> Vec<GpuTrial> {
+    let top = Rung::top();
+    vec![configs(
+        "reliability::bounded_wait_cost::square4096",
+        (&format!("{} (bounded waits)", top.name()), top.config()),
+        (&format!("{} (unbounded waits)", top.name()), top.config().with_bounded_waits(false)),
+        "square4096",
+        Verdict::NoChange,
+    )]
+}
+
 /// Your own hypotheses: a configuration difference and an expected verdict. Add yours here.
 fn mine() -> Vec<GpuTrial> {
     let top = Rung::top();
@@ -160,7 +172,7 @@ fn mine() -> Vec<GpuTrial> {
 }
 
 fn main() -> ExitCode {
-    let gpu: Vec<GpuTrial> = [reference_and_dtypes(), noise(), ladder(), steps(), isolation(), switches(), faults(), mine()]
+    let gpu: Vec<GpuTrial> = [reference_and_dtypes(), noise(), ladder(), steps(), isolation(), switches(), reliability(), faults(), mine()]
         .into_iter()
         .flatten()
         .collect();

@@ -403,6 +403,12 @@ impl GemmConfig {
         self.mainloop_loads = false;
         self
     }
+    /// No loads and no MMAs: launch, barriers and the epilogue of a zero accumulator.
+    pub fn epilogue_only(mut self) -> Self {
+        self.mainloop_loads = false;
+        self.mainloop_mma = false;
+        self
+    }
     /// True if the variant computes C (isolation variants do not, and get no correctness check).
     pub fn computes_gemm(&self) -> bool {
         self.mainloop_loads && self.mainloop_mma && self.fault.is_none()

@@ -7,6 +7,7 @@
 use crate::check::{self, CheckReport};
 use crate::compile::ResourceReport;
 use crate::config::{Fault, GemmConfig};
+use crate::loadpath::{LoadPathConfig, LoadPathKernel};
 use crate::device::Gpu;
 use crate::diag::HangWatch;
 use crate::error::{Error, Result};
@@ -24,6 +25,8 @@ pub enum VariantSpec {
     /// The faster of cublasGemmEx and cuBLASLt's best algorithm for the shape.
     Cublas,
     Gemm { name: String, config: GemmConfig },
+    /// The load-path isolation kernel (no MMA).
+    LoadPath { name: String, config: LoadPathConfig },
 }
 
 impl VariantSpec {
@@ -33,7 +36,15 @@ impl VariantSpec {
     pub fn name(&self) -> String {
         match self {
             VariantSpec::Cublas => "cuBLAS".into(),
-            VariantSpec::Gemm { name, .. } => name.clone(),
+            VariantSpec::Gemm { name, .. } | VariantSpec::LoadPath { name, .. } => name.clone(),
+        }
+    }
+    /// Checks the variant can run this problem, before anything is allocated.
+    pub fn validate(&self, shape: &Shape) -> Result<()> {
+        match self {
+            VariantSpec::Cublas => Ok(()),
+            VariantSpec::Gemm { config, .. } => config.validate_shape(shape),
+            VariantSpec::LoadPath { config, .. } => config.validate_shape(shape),
         }
     }
 }
@@ -45,6 +56,17 @@ pub enum Expect {
     Verdict(Verdict),
     /// Candidate speed at least this fraction of the baseline's, with confidence (the interval's worst end).
     SpeedAtLeast(f64),
+    /// Candidate time under this fraction of the baseline's, with confidence (a share: "the epilogue is < 15%").
+    TimeRatioBelow(f64),
+}
+
+/// What a sweep asserts about its points.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SweepExpect {
+    /// Every neighbour comparison is NoChange.
+    Flat,
+    /// The fastest point (by chained neighbour ratios) is one of these.
+    FastestAmong(Vec<String>),
 }
 
 impl Expect {
@@ -52,12 +74,14 @@ impl Expect {
         match self {
             Expect::Verdict(v) => v.word().to_string(),
             Expect::SpeedAtLeast(x) => format!("at least {x:.2}x the baseline's speed"),
+            Expect::TimeRatioBelow(x) => format!("under {:.0}% of the baseline's time", x * 100.0),
         }
     }
     pub fn holds(&self, e: &Estimate) -> bool {
         match self {
             Expect::Verdict(v) => e.verdict == *v,
             Expect::SpeedAtLeast(x) => e.pairs >= 2 && 1.0 / e.ci.1 >= *x,
+            Expect::TimeRatioBelow(x) => e.pairs >= 2 && e.ci.1 < *x,
         }
     }
 }
@@ -89,6 +113,8 @@ pub enum Job {
         /// The seed's B200 finding for the same comparison, shown beside ours.
         seed: Option<String>,
     },
+    /// Neighbouring points timed against each other in turn (point i vs point i-1), as one table.
+    Sweep { points: Vec<VariantSpec>, shape: Shape, dtype: DType, expect: SweepExpect },
     /// Correctness of one variant only.
     Check { variant: VariantSpec, shape: Shape, dtype: DType },
     /// cuBLAS against a float64 CPU GEMM on small shapes: validates the reference call itself.
@@ -109,6 +135,9 @@ pub struct VariantRecord {
     pub tflops: Option<f64>,
     /// Minimum bytes moved (inputs once, output once) over the median time.
     pub gbps: Option<f64>,
+    /// Load-path kernels: staged-bytes checksum (got, expected) and the rate bytes land in shared memory.
+    pub checksum: Option<(u64, u64)>,
+    pub smem_fill_tbps: Option<f64>,
 }
 
 /// Everything a trial measured and concluded; one element of a results file.
@@ -128,6 +157,8 @@ pub struct TrialRecord {
     pub speedup: Option<f64>,
     /// Warnings a reader should weigh (throttling, noise far above the floor, ptxas warnings).
     pub flags: Vec<String>,
+    /// Sweeps: one row per point.
+    pub table: Vec<SweepRow>,
     pub duration_s: f64,
 }
 
@@ -145,6 +176,7 @@ impl TrialRecord {
             comparison: None,
             speedup: None,
             flags: Vec::new(),
+            table: Vec::new(),
             duration_s: 0.0,
         }
     }
@@ -157,6 +189,15 @@ impl Job {
                 format!("{} vs {} on {}: {}", candidate.name(), baseline.name(), shape.name, expect.describe())
             }
             Job::Check { variant, shape, .. } => format!("{} on {}: matches cuBLAS", variant.name(), shape.name),
+            Job::Sweep { points, shape, expect, .. } => format!(
+                "sweep {} on {}: {}",
+                points.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+                shape.name,
+                match expect {
+                    SweepExpect::Flat => "flat (every neighbour no change)".to_string(),
+                    SweepExpect::FastestAmong(v) => format!("fastest is one of {}", v.join(", ")),
+                }
+            ),
             Job::CublasVsCpu { dtype } => format!("cuBLAS ({}) matches a float64 CPU GEMM", dtype.name()),
             Job::Fault { fault, caught, .. } => format!("fault {fault:?} is caught as {caught:?}"),
         }
@@ -179,6 +220,8 @@ fn variant_record(name: &str, label: String, k: Option<&GemmKernel>, check: Opti
         median_us: None,
         tflops: None,
         gbps: None,
+        checksum: None,
+        smem_fill_tbps: None,
     }
 }
 
@@ -264,6 +307,9 @@ fn run_on(bench: &Bench, name: &str, job: &Job) -> Result<TrialRecord> {
                     let p = c.passed;
                     (variant_record(vname, k.label(), Some(&k), Some(c)), p)
                 }
+                VariantSpec::LoadPath { .. } => {
+                    return Err(Error::Config("a load path computes no GEMM: check it through a comparison".into()))
+                }
             };
             let outcome = rec.check.as_ref().map(|c| c.summary()).unwrap_or_default();
             Ok(TrialRecord {
@@ -276,80 +322,109 @@ fn run_on(bench: &Bench, name: &str, job: &Job) -> Result<TrialRecord> {
             })
         }
         Job::CublasVsCpu { dtype } => cublas_vs_cpu(bench, name, job, *dtype),
+        Job::Sweep { points, shape, dtype, expect } => sweep_job(bench, name, job, points, shape, *dtype, expect),
         Job::Fault { config, fault, shape, dtype, caught } => {
             fault_job(bench, name, job, &config.clone().with_fault(*fault), shape, *dtype, *caught)
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn compare_job(
-    bench: &Bench,
-    name: &str,
-    job: &Job,
-    baseline: &VariantSpec,
-    candidate: &VariantSpec,
-    shape: &Shape,
-    dtype: DType,
-    expect: Expect,
-    seed: Option<String>,
-) -> Result<TrialRecord> {
-    let gpu = &bench.gpu;
-    // Validate both configurations before any allocation or launch.
-    for spec in [baseline, candidate] {
-        if let VariantSpec::Gemm { config, .. } = spec {
-            config.validate_shape(shape)?;
+/// One side of a comparison, built and bound to the problem's operands.
+enum Built<'a> {
+    Cublas,
+    Gemm(GemmKernel<'a>),
+    LoadPath(LoadPathKernel<'a>),
+}
+
+impl<'a> Built<'a> {
+    fn new(bench: &Bench, spec: &VariantSpec, ops: &'a Operands, hang: &'a HangWatch) -> Result<Built<'a>> {
+        Ok(match spec {
+            VariantSpec::Cublas => Built::Cublas,
+            VariantSpec::Gemm { name, config } => Built::Gemm(GemmKernel::new(&bench.gpu, name, config, ops, hang)?),
+            VariantSpec::LoadPath { name, config } => Built::LoadPath(LoadPathKernel::new(&bench.gpu, name, config, ops, hang)?),
+        })
+    }
+
+    fn variant<'b>(&'b self, cublas: &'b Cublas) -> &'b dyn Variant {
+        match self {
+            Built::Cublas => cublas,
+            Built::Gemm(k) => k,
+            Built::LoadPath(k) => k,
         }
     }
-    let util = Util::new(gpu, dtype)?;
-    let sets = rotation_sets(shape, gpu.info.l2_bytes);
-    let ops = Operands::new(gpu, &util, shape, dtype, sets)?;
-    let mut cublas = Cublas::new(gpu, &ops)?;
-    if baseline == &VariantSpec::Cublas || candidate == &VariantSpec::Cublas {
-        let path = choose_cublas_path(gpu, &cublas, shape, dtype)?;
+
+    /// Checks the variant (GEMMs against cuBLAS, load paths by checksum); the record says what was found.
+    fn checked_record(&self, bench: &Bench, util: &Util, ops: &Operands, cublas: &Cublas, spec: &VariantSpec) -> Result<VariantRecord> {
+        let gpu = &bench.gpu;
+        Ok(match self {
+            Built::Cublas => variant_record(&spec.name(), cublas.label(), None, None),
+            Built::Gemm(k) => {
+                let check = if k.config.computes_gemm() { Some(check::check(gpu, util, ops, cublas, &bench.hang, k)?) } else { None };
+                variant_record(&spec.name(), k.label(), Some(k), check)
+            }
+            Built::LoadPath(k) => {
+                let mut r = variant_record(&spec.name(), k.label(), None, None);
+                r.checksum = Some(k.check(gpu, util)?);
+                r
+            }
+        })
+    }
+
+    fn bytes_landed(&self, shape: &Shape) -> Option<f64> {
+        match self {
+            Built::LoadPath(k) => Some(k.config.bytes_per_launch(shape)),
+            _ => None,
+        }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        match self {
+            Built::Gemm(k) => k.report.warnings.iter().filter(|w| !w.contains("Remark")).map(|w| format!("{}: ptxas {w}", k.label)).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// What is wrong with a checked variant, if anything.
+fn problem(r: &VariantRecord) -> Option<String> {
+    if let Some(c) = r.check.as_ref().filter(|c| !c.passed) {
+        return Some(format!("{}: {}", r.name, c.summary()));
+    }
+    match r.checksum {
+        Some((got, want)) if got != want => {
+            Some(format!("{}: staged-bytes checksum {got} differs from the expected {want}", r.name))
+        }
+        _ => None,
+    }
+}
+
+/// The per-problem state shared by comparisons and sweeps.
+struct Prepared<'a> {
+    util: Util,
+    ops: &'a Operands,
+    cublas: Cublas<'a>,
+}
+
+fn prepare<'a>(bench: &Bench, util: Util, ops: &'a Operands, specs: &[&VariantSpec]) -> Result<Prepared<'a>> {
+    let mut cublas = Cublas::new(&bench.gpu, ops)?;
+    if specs.iter().any(|s| **s == VariantSpec::Cublas) {
+        let path = choose_cublas_path(&bench.gpu, &cublas, &ops.shape, ops.dtype)?;
         cublas = cublas.with_path(path);
     }
-    let build = |spec: &VariantSpec| -> Result<Option<GemmKernel>> {
-        match spec {
-            VariantSpec::Cublas => Ok(None),
-            VariantSpec::Gemm { name, config } => Ok(Some(GemmKernel::new(gpu, name, config, &ops, &bench.hang)?)),
-        }
-    };
-    let (kb, kc) = (build(baseline)?, build(candidate)?);
-    let mut records = Vec::new();
+    Ok(Prepared { util, ops, cublas })
+}
+
+fn alloc(bench: &Bench, shape: &Shape, dtype: DType) -> Result<(Util, Operands)> {
+    let util = Util::new(&bench.gpu, dtype)?;
+    let sets = rotation_sets(shape, bench.gpu.info.l2_bytes);
+    let ops = Operands::new(&bench.gpu, &util, shape, dtype, sets)?;
+    Ok((util, ops))
+}
+
+/// Noise guards for a finished comparison.
+fn flags_for(cmp: &Comparison) -> Vec<String> {
     let mut flags = Vec::new();
-    for (spec, k) in [(baseline, &kb), (candidate, &kc)] {
-        let check = match k {
-            Some(k) if k.config.computes_gemm() => Some(check::check(gpu, &util, &ops, &cublas, &bench.hang, k)?),
-            _ => None,
-        };
-        if let Some(k) = k {
-            flags.extend(k.report.warnings.iter().filter(|w| !w.contains("Remark")).map(|w| format!("{}: ptxas {w}", k.label)));
-        }
-        let label = k.as_ref().map(|k| k.label()).unwrap_or_else(|| cublas.label());
-        records.push(variant_record(&spec.name(), label, k.as_ref(), check));
-    }
-    let wrong: Vec<String> = records
-        .iter()
-        .filter_map(|r| r.check.as_ref().filter(|c| !c.passed).map(|c| format!("{}: {}", r.name, c.summary())))
-        .collect();
-    let base = TrialRecord {
-        seed_finding: seed,
-        shape: Some(shape.clone()),
-        dtype: Some(dtype),
-        ..TrialRecord::failed(name, &job.hypothesis(), String::new())
-    };
-    if !wrong.is_empty() {
-        // A wrong kernel never gets a speed verdict.
-        return Ok(TrialRecord { outcome: format!("wrong result, not timed: {}", wrong.join("; ")), variants: records, ..base });
-    }
-    let vb: &dyn Variant = kb.as_ref().map(|k| k as &dyn Variant).unwrap_or(&cublas);
-    let vc: &dyn Variant = kc.as_ref().map(|k| k as &dyn Variant).unwrap_or(&cublas);
-    let settings = TimingSettings::from_env();
-    let cmp = timing::compare(gpu, vb, vc, sets, &settings, StatsSettings::from_env()).map_err(|e| bench.hang.explain(e))?;
     let e = &cmp.estimate;
-    records[0] = with_time(records[0].clone(), cmp.baseline_median_us, shape);
-    records[1] = with_time(records[1].clone(), cmp.candidate_median_us, shape);
     if cmp.low_clock_pairs > 0 {
         flags.push(format!(
             "{} of {} pairs ran with the SM clock under 90% of the median ({:.0} MHz): throttled or disturbed",
@@ -369,6 +444,61 @@ fn compare_job(
     if cmp.throttle_reasons.iter().any(|r| r.contains("thermal") || r.contains("hardware")) {
         flags.push(format!("verdict reached under throttling: {}", cmp.throttle_reasons.join(", ")));
     }
+    flags
+}
+
+fn timed(mut r: VariantRecord, us: f64, shape: &Shape, landed: Option<f64>) -> VariantRecord {
+    r = with_time(r, us, shape);
+    if let Some(bytes) = landed {
+        r.tflops = None;
+        r.gbps = None;
+        r.smem_fill_tbps = Some(bytes / (us * 1e-6) / 1e12);
+    }
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compare_job(
+    bench: &Bench,
+    name: &str,
+    job: &Job,
+    baseline: &VariantSpec,
+    candidate: &VariantSpec,
+    shape: &Shape,
+    dtype: DType,
+    expect: Expect,
+    seed: Option<String>,
+) -> Result<TrialRecord> {
+    // Validate both variants before any allocation or launch.
+    baseline.validate(shape)?;
+    candidate.validate(shape)?;
+    let (util, ops) = alloc(bench, shape, dtype)?;
+    let p = prepare(bench, util, &ops, &[baseline, candidate])?;
+    let (bb, bc) = (Built::new(bench, baseline, &ops, &bench.hang)?, Built::new(bench, candidate, &ops, &bench.hang)?);
+    let mut records = vec![
+        bb.checked_record(bench, &p.util, &ops, &p.cublas, baseline)?,
+        bc.checked_record(bench, &p.util, &ops, &p.cublas, candidate)?,
+    ];
+    let mut flags: Vec<String> = [bb.warnings(), bc.warnings()].concat();
+    let base = TrialRecord {
+        seed_finding: seed,
+        shape: Some(shape.clone()),
+        dtype: Some(dtype),
+        ..TrialRecord::failed(name, &job.hypothesis(), String::new())
+    };
+    let wrong: Vec<String> = records.iter().filter_map(problem).collect();
+    if !wrong.is_empty() {
+        // A wrong kernel never gets a speed verdict.
+        return Ok(TrialRecord { outcome: format!("wrong result, not timed: {}", wrong.join("; ")), variants: records, ..base });
+    }
+    let settings = TimingSettings::from_env();
+    let sets = p.ops.sets.len();
+    let cmp = timing::compare(&bench.gpu, bb.variant(&p.cublas), bc.variant(&p.cublas), sets, &settings, StatsSettings::from_env())
+        .map_err(|e| bench.hang.explain(e))?;
+    let e = &cmp.estimate;
+    records[0] = timed(records[0].clone(), cmp.baseline_median_us, shape, bb.bytes_landed(shape));
+    records[1] = timed(records[1].clone(), cmp.candidate_median_us, shape, bc.bytes_landed(shape));
+    flags.extend(flags_for(&cmp));
     let passed = expect.holds(e);
     let outcome = format!(
         "{}: {:.1} us vs {}: {:.1} us; {}; expected {} -> {}",
@@ -380,14 +510,121 @@ fn compare_job(
         expect.describe(),
         if passed { "confirmed" } else { "NOT confirmed" }
     );
+    Ok(TrialRecord { passed, outcome, speedup: Some(e.speedup()), variants: records, comparison: Some(cmp), flags, ..base })
+}
+
+/// One row of a sweep's table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    pub point: String,
+    /// Why the point could not run (constraint violated), if it could not.
+    pub rejected: Option<String>,
+    pub median_us: Option<f64>,
+    /// TFLOP/s for GEMMs, TB/s landed in shared memory for load paths.
+    pub rate: Option<f64>,
+    pub rate_unit: String,
+    /// Time relative to the first point that ran (chained through neighbour pairs).
+    pub relative_time: Option<f64>,
+    /// Verdict and speed against the previous point that ran.
+    pub vs_previous: Option<Verdict>,
+    pub speedup_vs_previous: Option<f64>,
+    pub max_abs_err: Option<f64>,
+}
+
+fn sweep_job(bench: &Bench, name: &str, job: &Job, points: &[VariantSpec], shape: &Shape, dtype: DType, expect: &SweepExpect) -> Result<TrialRecord> {
+    let (util, ops) = alloc(bench, shape, dtype)?;
+    let refs: Vec<&VariantSpec> = points.iter().collect();
+    let p = prepare(bench, util, &ops, &refs)?;
+    let mut rows = Vec::new();
+    let mut built = Vec::new();
+    let mut records = Vec::new();
+    for spec in points {
+        let row = |rejected: Option<String>| SweepRow {
+            point: spec.name(),
+            rejected,
+            median_us: None,
+            rate: None,
+            rate_unit: String::new(),
+            relative_time: None,
+            vs_previous: None,
+            speedup_vs_previous: None,
+            max_abs_err: None,
+        };
+        if let Err(e) = spec.validate(shape) {
+            rows.push(row(Some(e.to_string())));
+            continue;
+        }
+        let b = Built::new(bench, spec, &ops, &bench.hang)?;
+        let r = b.checked_record(bench, &p.util, &ops, &p.cublas, spec)?;
+        if let Some(problem) = problem(&r) {
+            return Ok(TrialRecord {
+                outcome: format!("wrong result, not timed: {problem}"),
+                variants: vec![r],
+                ..TrialRecord::failed(name, &job.hypothesis(), String::new())
+            });
+        }
+        let mut rw = row(None);
+        rw.max_abs_err = r.check.as_ref().map(|c| c.max_abs_err);
+        rows.push(rw);
+        records.push(r);
+        built.push((rows.len() - 1, b));
+    }
+    let settings = TimingSettings::from_env();
+    let mut flags = Vec::new();
+    let mut relative = 1.0;
+    for (i, (row, b)) in built.iter().enumerate() {
+        if i == 0 {
+            rows[*row].relative_time = Some(1.0);
+            continue;
+        }
+        let (prev_row, prev) = &built[i - 1];
+        let cmp = timing::compare(&bench.gpu, prev.variant(&p.cublas), b.variant(&p.cublas), ops.sets.len(), &settings, StatsSettings::from_env())
+            .map_err(|e| bench.hang.explain(e))?;
+        flags.extend(flags_for(&cmp).into_iter().map(|f| format!("{}: {f}", rows[*row].point)));
+        relative *= cmp.estimate.ratio;
+        let fill = |r: &mut SweepRow, us: f64, b: &Built| {
+            if r.median_us.is_none() {
+                r.median_us = Some(us);
+                match b.bytes_landed(shape) {
+                    Some(bytes) => {
+                        r.rate = Some(bytes / (us * 1e-6) / 1e12);
+                        r.rate_unit = "TB/s".into();
+                    }
+                    None => {
+                        r.rate = Some(shape.flops() / (us * 1e-6) / 1e12);
+                        r.rate_unit = "TFLOP/s".into();
+                    }
+                }
+            }
+        };
+        fill(&mut rows[*prev_row], cmp.baseline_median_us, prev);
+        fill(&mut rows[*row], cmp.candidate_median_us, b);
+        rows[*row].relative_time = Some(relative);
+        rows[*row].vs_previous = Some(cmp.estimate.verdict);
+        rows[*row].speedup_vs_previous = Some(cmp.estimate.speedup());
+    }
+    let ran: Vec<&SweepRow> = rows.iter().filter(|r| r.relative_time.is_some()).collect();
+    let fastest = ran.iter().min_by(|a, b| a.relative_time.unwrap().total_cmp(&b.relative_time.unwrap())).map(|r| r.point.clone());
+    let passed = match expect {
+        SweepExpect::Flat => ran.iter().skip(1).all(|r| r.vs_previous == Some(Verdict::NoChange)),
+        SweepExpect::FastestAmong(names) => fastest.as_ref().is_some_and(|f| names.contains(f)),
+    };
+    let verdicts: Vec<String> =
+        ran.iter().skip(1).map(|r| format!("{}: {}", r.point, r.vs_previous.map(|v| v.word()).unwrap_or("-"))).collect();
     Ok(TrialRecord {
         passed,
-        outcome,
-        speedup: Some(e.speedup()),
+        outcome: format!(
+            "fastest {}; against the previous point: {} -> {}",
+            fastest.unwrap_or_default(),
+            verdicts.join(", "),
+            if passed { "confirmed" } else { "NOT confirmed" }
+        ),
+        shape: Some(shape.clone()),
+        dtype: Some(dtype),
         variants: records,
-        comparison: Some(cmp),
         flags,
-        ..base
+        table: rows,
+        ..TrialRecord::failed(name, &job.hypothesis(), String::new())
     })
 }
 

@@ -16,6 +16,7 @@ pub mod isolate;
 pub mod job;
 pub mod ladder;
 pub mod launch;
+pub mod loadpath;
 pub mod memory;
 pub mod nvml;
 pub mod operands;
@@ -31,7 +32,8 @@ pub mod timing;
 pub mod variant;
 
 pub use config::{Fault, GemmConfig, Raster, Swizzle};
-pub use job::{Caught, Expect, Job, VariantSpec};
+pub use job::{Caught, Expect, Job, SweepExpect, VariantSpec};
+pub use loadpath::LoadPathConfig;
 pub use ladder::Rung;
 pub use problem::{shape, DType, Shape};
 pub use stats::Verdict;

@@ -175,7 +175,9 @@ fn spec(s: &str) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);
     }
-    harness::ladder::parse_spec(s).map(|c| VariantSpec::gemm(s, c)).map_err(|e| e.to_string())
+    harness::ladder::parse_spec(s)
+        .and_then(|c| c.validate().map(|_| VariantSpec::gemm(s, c)))
+        .map_err(|e| e.to_string())
 }
 
 /// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.

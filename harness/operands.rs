@@ -19,6 +19,7 @@ pub struct Util {
     fill: Kernel,
     compare: Kernel,
     check_guard: Kernel,
+    sum: Kernel,
     sm_count: u32,
 }
 
@@ -30,6 +31,7 @@ impl Util {
             fill: Kernel::load(gpu, &compiled, "fill_uniform")?,
             compare: Kernel::load(gpu, &compiled, "compare")?,
             check_guard: Kernel::load(gpu, &compiled, "check_guard")?,
+            sum: Kernel::load(gpu, &compiled, "sum_u16")?,
             sm_count: gpu.info.sm_count,
         })
     }
@@ -66,6 +68,17 @@ impl Util {
         unsafe { launch(gpu, &self.compare, self.grid_for(elems), &mut params)? };
         let v: Vec<u64> = stats.read(gpu)?;
         Ok([v[0], v[1], v[2], v[3], v[4], v[5], v[6]])
+    }
+
+    /// Sum of the raw 16-bit words in [ptr, ptr + 2 * elems).
+    pub fn sum_u16(&self, gpu: &Gpu, ptr: u64, elems: usize) -> Result<u64> {
+        let out = DeviceBuffer::new(gpu, 8)?;
+        out.zero(gpu)?;
+        let (mut p, mut n, mut o) = (ptr, elems as u64, out.ptr());
+        let mut params: [*mut c_void; 3] =
+            [&mut p as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void, &mut o as *mut _ as *mut c_void];
+        unsafe { launch(gpu, &self.sum, self.grid_for(elems), &mut params)? };
+        Ok(out.read::<u64>(gpu)?[0])
     }
 
     /// Number of 16-bit words in [ptr, ptr + 2 * elems) that no longer hold GUARD_PATTERN.

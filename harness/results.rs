@@ -44,13 +44,20 @@ pub fn results_dir() -> PathBuf {
 }
 
 impl RunFile {
-    /// Writes `<dir>/<suite>-<date>.json` and returns its path.
-    pub fn write(&self) -> crate::error::Result<PathBuf> {
+    /// `<dir>/<suite>-<date>.json`, the date being the run's start.
+    pub fn path(&self) -> crate::error::Result<PathBuf> {
         let dir = results_dir();
         std::fs::create_dir_all(&dir)?;
         let stamp = self.environment.date.replace([':', '-'], "");
-        let path = dir.join(format!("{}-{}.json", self.suite, stamp));
-        std::fs::write(&path, serde_json::to_string_pretty(self)?)?;
+        Ok(dir.join(format!("{}-{}.json", self.suite, stamp)))
+    }
+
+    /// Writes (or rewrites) the file and returns its path.
+    pub fn write(&self) -> crate::error::Result<PathBuf> {
+        let path = self.path()?;
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(self)?)?;
+        std::fs::rename(&tmp, &path)?;
         Ok(path)
     }
 

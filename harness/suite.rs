@@ -4,7 +4,6 @@
 
 use crate::device;
 use crate::isolate;
-use crate::config::GemmConfig;
 use crate::job::{Caught, Job, TrialRecord, VariantSpec};
 use crate::problem::DType;
 use crate::results::{Environment, RunFile};
@@ -35,40 +34,50 @@ fn expects_host_timeout(job: &Job) -> bool {
     matches!(job, Job::Fault { caught: Caught::HostTimeout, .. })
 }
 
-/// One CPU trial per distinct kernel variant the GPU trials use: it must compile for sm_90a with NVRTC, without
+/// The NVRTC programs a variant compiles to (none for cuBLAS), with a name for its compile trial.
+fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
+    match spec {
+        VariantSpec::Cublas => Vec::new(),
+        VariantSpec::Gemm { name, config } => {
+            if config.validate().is_err() {
+                return Vec::new(); // a sweep point that is rejected by design is tested as a rejection, not compiled
+            }
+            vec![(format!("{name}::{}", dtype.name()), crate::source::gemm_program(config, dtype))]
+        }
+        VariantSpec::LoadPath { name, config } => {
+            vec![(format!("{name}::timed"), config.program(false)), (format!("{name}::checksum"), config.program(true))]
+        }
+    }
+}
+
+/// One CPU trial per distinct kernel program the GPU trials use: it must compile for sm_90a with NVRTC, without
 /// register spills or local memory, and without ptxas warnings about wgmma or setmaxnreg.
 pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
-    let mut seen: Vec<(GemmConfig, DType)> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     let mut trials = Vec::new();
     for t in gpu_trials {
-        let found: Vec<(String, GemmConfig, DType)> = match &t.job {
-            Job::Compare { baseline, candidate, dtype, .. } => [baseline, candidate]
-                .into_iter()
-                .filter_map(|v| match v {
-                    VariantSpec::Gemm { name, config } => Some((name.clone(), config.clone(), *dtype)),
-                    VariantSpec::Cublas => None,
-                })
-                .collect(),
-            Job::Check { variant: VariantSpec::Gemm { name, config }, dtype, .. } => vec![(name.clone(), config.clone(), *dtype)],
-            Job::Fault { config, fault, dtype, .. } => {
-                vec![(t.name.replace("::", "_"), config.clone().with_fault(*fault), *dtype)]
-            }
-            _ => Vec::new(),
+        let found: Vec<(String, String)> = match &t.job {
+            Job::Compare { baseline, candidate, dtype, .. } => [baseline, candidate].iter().flat_map(|v| programs(v, *dtype)).collect(),
+            Job::Check { variant, dtype, .. } => programs(variant, *dtype),
+            Job::Sweep { points, dtype, .. } => points.iter().flat_map(|v| programs(v, *dtype)).collect(),
+            Job::Fault { config, fault, dtype, .. } => programs(
+                &VariantSpec::gemm(t.name.replace("::", "_"), config.clone().with_fault(*fault)),
+                *dtype,
+            ),
+            Job::CublasVsCpu { .. } => Vec::new(),
         };
-        for (name, config, dtype) in found {
-            if seen.contains(&(config.clone(), dtype)) {
+        for (name, program) in found {
+            if seen.contains(&program) {
                 continue;
             }
-            seen.push((config.clone(), dtype));
-            trials.push(Trial::ignorable_test(format!("compile::{name}::{}", dtype.name()), move || {
+            seen.push(program.clone());
+            trials.push(Trial::ignorable_test(format!("compile::{name}"), move || {
                 if !crate::probe::nvrtc_available() {
                     return Ok(Completion::ignored_with(
                         "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH",
                     ));
                 }
-                config.validate().map_err(|e| Failed::from(e.to_string()))?;
-                let compiled = crate::compile::compile(&name, &crate::source::gemm_program(&config, dtype))
-                    .map_err(|e| Failed::from(e.to_string()))?;
+                let compiled = crate::compile::compile(&name, &program).map_err(|e| Failed::from(e.to_string()))?;
                 check_resources(&compiled.report).map_err(Failed::from)?;
                 Ok(Completion::Completed)
             }));
@@ -123,10 +132,11 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     } else {
         device::hopper_available().map(|_| ())
     });
-    let records: Arc<Mutex<Vec<TrialRecord>>> = Arc::default();
+    // The results file is rewritten after every GPU trial, so a run cut short still leaves what it measured.
+    let run_file = Arc::new(Mutex::new(RunFile { suite: suite.to_string(), environment: Environment::capture(), trials: Vec::new() }));
     let mut trials = cpu_trials;
     for t in gpu_trials {
-        let (available, records) = (available.clone(), records.clone());
+        let (available, run_file) = (available.clone(), run_file.clone());
         let name = t.name.clone();
         let deadline = t.deadline_s.map(std::time::Duration::from_secs_f64).unwrap_or_else(isolate::trial_deadline);
         trials.push(
@@ -147,7 +157,13 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                 print_record(&r);
                 let passed = r.passed;
                 let outcome_line = r.outcome.clone();
-                records.lock().unwrap().push(r);
+                {
+                    let mut file = run_file.lock().unwrap();
+                    file.trials.push(r);
+                    if let Err(e) = file.write() {
+                        eprintln!("could not write the results file: {e}");
+                    }
+                }
                 if passed {
                     Ok(Completion::Completed)
                 } else {
@@ -158,12 +174,10 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         );
     }
     let conclusion = libtest_mimic::run(&args, trials);
-    let records = std::mem::take(&mut *records.lock().unwrap());
-    if !records.is_empty() {
-        let file = RunFile { suite: suite.to_string(), environment: Environment::capture(), trials: records };
-        match file.write() {
-            Ok(path) => println!("results written to {}", path.display()),
-            Err(e) => eprintln!("could not write the results file: {e}"),
+    let file = run_file.lock().unwrap();
+    if !file.trials.is_empty() {
+        if let Ok(path) = file.path() {
+            println!("results written to {}", path.display());
         }
     }
     conclusion.exit_code()

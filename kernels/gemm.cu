@@ -37,6 +37,13 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 // Both layouts keep row r of an operand tile at byte r * TILE_K * 2 (in 8-row groups for the core-matrix one).
 #define ROW_BYTES (TILE_K * 2)
 
+// Epilogue-only isolation (neither loads nor MMAs) skips the mainloop altogether.
+#if MAINLOOP_LOADS || MAINLOOP_MMA
+#define MAINLOOP_K_BLOCKS k_blocks
+#else
+#define MAINLOOP_K_BLOCKS 0
+#endif
+
 #if STAGES > 1
 #define MMA_IN_FLIGHT 1
 #else
@@ -229,7 +236,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         int tm, tn;
         tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
         const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
-        for (int kb = 0; kb < k_blocks; kb++, pos++) {
+        for (int kb = 0; kb < MAINLOOP_K_BLOCKS; kb++, pos++) {
           const u32 s = pos % STAGES, lap = pos / STAGES;
           // Empty barriers start released: waiting on the parity before phase 0 returns at once.
 #if FAULT_WRONG_PHASE
@@ -272,7 +279,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
       const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
 
-      for (int kb = 0; kb < k_blocks; kb++) {
+      for (int kb = 0; kb < MAINLOOP_K_BLOCKS; kb++) {
         const u32 p = pos + kb, s = p % STAGES;
         mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
         mma_stage(acc, stages + s * STAGE_BYTES, a_row0, kb > 0);
@@ -292,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if MAINLOOP_MMA
       wgmma_wait<0>();
 #endif
-      if (MMA_IN_FLIGHT > 0 && lane == 0) {
+      if (MMA_IN_FLIGHT > 0 && MAINLOOP_K_BLOCKS > 0 && lane == 0) {
         const u32 done = empty_bar + 8 * ((pos + k_blocks - 1) % STAGES);
 #if CLUSTER_M > 1
         for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(done, r));

@@ -85,7 +85,8 @@ __device__ __forceinline__ bool mbar_try_wait(u32 bar, u32 parity) {
   return done != 0;
 }
 
-__device__ __noinline__ void report_hang(HangRecord* rec, u32 site, u32 parity, u64 waited_ns) {
+// Inlined: a call here would make every wait loop save live registers (the accumulators) around it.
+__device__ __forceinline__ void report_hang(HangRecord* rec, u32 site, u32 parity, u64 waited_ns) {
   u32 old;
   asm volatile("atom.sys.global.cas.b32 %0, [%1], %2, %3;"
                : "=r"(old)

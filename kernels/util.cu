@@ -85,3 +85,10 @@ extern "C" __global__ void check_guard(const u16* guard, u64 n, u16 pattern, u64
     count += guard[i] != pattern;
   if (count) asm volatile("red.global.add.u64 [%0], %1;" ::"l"(changed), "l"(count) : "memory");
 }
+
+// Sum of the raw 16-bit words of a buffer (layout-agnostic checksum of what the load-path kernel stages).
+extern "C" __global__ void sum_u16(const u16* p, u64 n, u64* out) {
+  u64 sum = 0;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) sum += p[i];
+  asm volatile("red.global.add.u64 [%0], %1;" ::"l"(out), "l"(sum) : "memory");
+}
