@@ -11,10 +11,22 @@ fn main() {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let commit = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = git(&["status", "--porcelain", "--", "kernels", "harness", "ablations", "microbench", "Cargo.toml"])
-        .map(|s| !s.is_empty())
-        .unwrap_or(false);
-    println!("cargo:rustc-env=GEMM_ABLATE_COMMIT={commit}{}", if dirty { "-dirty" } else { "" });
+    let dirty = git(&[
+        "status",
+        "--porcelain",
+        "--",
+        "kernels",
+        "harness",
+        "ablations",
+        "microbench",
+        "Cargo.toml",
+    ])
+    .map(|s| !s.is_empty())
+    .unwrap_or(false);
+    println!(
+        "cargo:rustc-env=GEMM_ABLATE_COMMIT={commit}{}",
+        if dirty { "-dirty" } else { "" }
+    );
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
     println!("cargo:rerun-if-changed=kernels");

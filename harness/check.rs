@@ -34,15 +34,29 @@ pub struct CheckReport {
 
 impl CheckReport {
     /// Judges raw statistics (see kernels/util.cu) of an `n`-column output.
-    pub fn judge(raw: [u64; 7], n: usize, total: usize, guard_damage: u64, dtype: DType) -> CheckReport {
+    pub fn judge(
+        raw: [u64; 7],
+        n: usize,
+        total: usize,
+        guard_damage: u64,
+        dtype: DType,
+    ) -> CheckReport {
         let sq_diff = f64::from_bits(raw[0]);
         let sq_ref = f64::from_bits(raw[1]);
         let max_abs_err = f64::from(f32::from_bits(raw[2] as u32));
         let unwritten = raw[3];
         let written = (total as u64).saturating_sub(unwritten).max(1);
         let ref_rms = (sq_ref / written as f64).sqrt();
-        let rel_fro_err = if sq_ref > 0.0 { (sq_diff / sq_ref).sqrt() } else { f64::INFINITY };
-        let rel_max_err = if ref_rms > 0.0 { max_abs_err / ref_rms } else { f64::INFINITY };
+        let rel_fro_err = if sq_ref > 0.0 {
+            (sq_diff / sq_ref).sqrt()
+        } else {
+            f64::INFINITY
+        };
+        let rel_max_err = if ref_rms > 0.0 {
+            max_abs_err / ref_rms
+        } else {
+            f64::INFINITY
+        };
         let at = |i: u64| ((i as usize) / n, (i as usize) % n);
         let first_unwritten = (raw[5] != u64::MAX).then(|| at(raw[5]));
         let tolerance = dtype.tolerance();
@@ -54,7 +68,10 @@ impl CheckReport {
             ));
         }
         if raw[4] > 0 {
-            problems.push(format!("the cuBLAS reference has {} non-finite values", raw[4]));
+            problems.push(format!(
+                "the cuBLAS reference has {} non-finite values",
+                raw[4]
+            ));
         }
         if guard_damage > 0 {
             problems.push(format!(
@@ -88,7 +105,10 @@ impl CheckReport {
 
     pub fn summary(&self) -> String {
         match &self.problem {
-            None => format!("correct: max abs error {:.4}, relative Frobenius error {:.2e}", self.max_abs_err, self.rel_fro_err),
+            None => format!(
+                "correct: max abs error {:.4}, relative Frobenius error {:.2e}",
+                self.max_abs_err, self.rel_fro_err
+            ),
             Some(p) => p.clone(),
         }
     }
@@ -117,20 +137,47 @@ pub fn check(
     gpu.synchronize().map_err(|e| hang.explain(e))?;
     let raw = util.compare(gpu, set.c(), reference.ptr(), total)?;
     let damage = set.guard_damage(gpu, util)?;
-    Ok(CheckReport::judge(raw, shape.n, total, damage, operands.dtype))
+    Ok(CheckReport::judge(
+        raw,
+        shape.n,
+        total,
+        damage,
+        operands.dtype,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn raw(sq_diff: f64, sq_ref: f64, max_err: f32, unwritten: u64, first: u64, max_at: u64) -> [u64; 7] {
-        [sq_diff.to_bits(), sq_ref.to_bits(), u64::from(max_err.to_bits()), unwritten, 0, first, max_at]
+    fn raw(
+        sq_diff: f64,
+        sq_ref: f64,
+        max_err: f32,
+        unwritten: u64,
+        first: u64,
+        max_at: u64,
+    ) -> [u64; 7] {
+        [
+            sq_diff.to_bits(),
+            sq_ref.to_bits(),
+            u64::from(max_err.to_bits()),
+            unwritten,
+            0,
+            first,
+            max_at,
+        ]
     }
 
     #[test]
     fn a_close_result_passes() {
-        let r = CheckReport::judge(raw(1e-4, 1e4, 0.005, 0, u64::MAX, 5), 100, 10_000, 0, DType::F16);
+        let r = CheckReport::judge(
+            raw(1e-4, 1e4, 0.005, 0, u64::MAX, 5),
+            100,
+            10_000,
+            0,
+            DType::F16,
+        );
         assert!(r.passed, "{:?}", r.problem);
         assert!(r.rel_fro_err < 1e-3);
         assert_eq!(r.first_unwritten, None);
@@ -141,19 +188,37 @@ mod tests {
         let r = CheckReport::judge(raw(0.0, 1e4, 0.0, 128, 205, 0), 100, 10_000, 0, DType::F16);
         assert!(!r.passed);
         assert_eq!(r.first_unwritten, Some((2, 5)));
-        assert!(r.problem.unwrap().contains("128 of 10000 outputs unwritten"));
+        assert!(r
+            .problem
+            .unwrap()
+            .contains("128 of 10000 outputs unwritten"));
     }
 
     #[test]
     fn large_errors_fail_with_their_size() {
-        let r = CheckReport::judge(raw(1e3, 1e4, 4.0, 0, u64::MAX, 7), 100, 10_000, 0, DType::BF16);
+        let r = CheckReport::judge(
+            raw(1e3, 1e4, 4.0, 0, u64::MAX, 7),
+            100,
+            10_000,
+            0,
+            DType::BF16,
+        );
         assert!(!r.passed);
-        assert!(r.problem.unwrap().contains("max error 4.0000 at row 0, column 7"));
+        assert!(r
+            .problem
+            .unwrap()
+            .contains("max error 4.0000 at row 0, column 7"));
     }
 
     #[test]
     fn guard_damage_is_an_out_of_bounds_store() {
-        let r = CheckReport::judge(raw(1e-4, 1e4, 0.01, 0, u64::MAX, 0), 100, 10_000, 64, DType::F16);
+        let r = CheckReport::judge(
+            raw(1e-4, 1e4, 0.01, 0, u64::MAX, 0),
+            100,
+            10_000,
+            64,
+            DType::F16,
+        );
         assert!(!r.passed);
         assert!(r.problem.unwrap().contains("out-of-bounds store"));
     }

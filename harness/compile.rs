@@ -33,7 +33,10 @@ impl ResourceReport {
         self.functions.iter().find(|f| f.function == name)
     }
     pub fn spills(&self) -> u32 {
-        self.functions.iter().map(|f| f.spill_store_bytes + f.spill_load_bytes + f.stack_bytes).sum()
+        self.functions
+            .iter()
+            .map(|f| f.spill_store_bytes + f.spill_load_bytes + f.stack_bytes)
+            .sum()
     }
 }
 
@@ -52,14 +55,21 @@ pub fn parse_ptxas_log(log: &str) -> ResourceReport {
     let mut current: Option<FunctionReport> = None;
     let number_before = |line: &str, word: &str| -> Option<u32> {
         let idx = line.find(word)?;
-        line[..idx].split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty())?.parse().ok()
+        line[..idx]
+            .split(|c: char| !c.is_ascii_digit())
+            .rfind(|s| !s.is_empty())?
+            .parse()
+            .ok()
     };
     for line in log.lines() {
         if let Some(rest) = line.split("Function properties for ").nth(1) {
             if let Some(f) = current.take() {
                 report.functions.push(f);
             }
-            current = Some(FunctionReport { function: rest.trim().to_string(), ..Default::default() });
+            current = Some(FunctionReport {
+                function: rest.trim().to_string(),
+                ..Default::default()
+            });
         } else if let Some(f) = current.as_mut() {
             if line.contains("stack frame") {
                 f.stack_bytes = number_before(line, "bytes stack frame").unwrap_or(0);
@@ -90,11 +100,17 @@ fn nvrtc_version() -> Result<String> {
 
 /// NVRTC's version, or None where the library cannot be loaded.
 pub fn nvrtc_version_string() -> Option<String> {
-    probe::nvrtc_available().then(nvrtc_version).and_then(|r| r.ok())
+    probe::nvrtc_available()
+        .then(nvrtc_version)
+        .and_then(|r| r.ok())
 }
 
 fn options() -> Vec<String> {
-    vec![format!("--gpu-architecture={ARCH}"), "--std=c++17".into(), "--ptxas-options=-v".into()]
+    vec![
+        format!("--gpu-architecture={ARCH}"),
+        "--std=c++17".into(),
+        "--ptxas-options=-v".into(),
+    ]
 }
 
 /// Where compiled variants are kept between processes (each GPU trial runs in its own process).
@@ -119,14 +135,24 @@ pub fn compile(variant: &str, source: &str) -> Result<Arc<Compiled>> {
         hasher.update(o.as_bytes());
     }
     hasher.update(version.as_bytes());
-    let key: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let key: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
 
     if let Some(hit) = memory_cache().lock().unwrap().get(&key) {
         return Ok(hit.clone());
     }
     let dir = cache_dir();
-    let (cubin_path, meta_path) = (dir.join(format!("{key}.cubin")), dir.join(format!("{key}.json")));
-    if let (Ok(cubin), Ok(meta)) = (std::fs::read(&cubin_path), std::fs::read_to_string(&meta_path)) {
+    let (cubin_path, meta_path) = (
+        dir.join(format!("{key}.cubin")),
+        dir.join(format!("{key}.json")),
+    );
+    if let (Ok(cubin), Ok(meta)) = (
+        std::fs::read(&cubin_path),
+        std::fs::read_to_string(&meta_path),
+    ) {
         if let Ok(mut compiled) = serde_json::from_str::<Compiled>(&meta) {
             compiled.cubin = cubin;
             compiled.variant = variant.to_string();
@@ -153,14 +179,21 @@ pub fn compile(variant: &str, source: &str) -> Result<Arc<Compiled>> {
 
 fn compile_uncached(variant: &str, source: &str, version: String) -> Result<Compiled> {
     use cudarc::nvrtc::{result, sys};
-    let fail = |log: String| Error::Compile { variant: variant.to_string(), log };
+    let fail = |log: String| Error::Compile {
+        variant: variant.to_string(),
+        log,
+    };
     let src = CString::new(source).map_err(|_| fail("source contains a NUL byte".into()))?;
     let name = CString::new(format!("{variant}.cu")).unwrap();
     let prog = result::create_program(&src, Some(&name)).map_err(|e| fail(format!("{e:?}")))?;
     let outcome = unsafe { result::compile_program(prog, &options()) };
     let log = unsafe { result::get_program_log(prog) }
         .map(|chars| {
-            let bytes: Vec<u8> = chars.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+            let bytes: Vec<u8> = chars
+                .iter()
+                .map(|&c| c as u8)
+                .take_while(|&b| b != 0)
+                .collect();
             String::from_utf8_lossy(&bytes).into_owned()
         })
         .unwrap_or_default();
@@ -176,10 +209,18 @@ fn compile_uncached(variant: &str, source: &str, version: String) -> Result<Comp
         let mut buf = vec![0u8; size];
         let rc2 = sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut _);
         let _ = result::destroy_program(prog);
-        if rc != sys::nvrtcResult::NVRTC_SUCCESS || rc2 != sys::nvrtcResult::NVRTC_SUCCESS || size == 0 {
+        if rc != sys::nvrtcResult::NVRTC_SUCCESS
+            || rc2 != sys::nvrtcResult::NVRTC_SUCCESS
+            || size == 0
+        {
             return Err(fail(format!("no cubin produced ({rc:?}, {rc2:?})\n{log}")));
         }
         buf
     };
-    Ok(Compiled { variant: variant.to_string(), cubin, report: parse_ptxas_log(&log), nvrtc_version: version })
+    Ok(Compiled {
+        variant: variant.to_string(),
+        cubin,
+        report: parse_ptxas_log(&log),
+        nvrtc_version: version,
+    })
 }

@@ -37,6 +37,8 @@ pub enum Fault {
     SkipEpilogueTile,
     /// Tile 0 is stored a whole matrix too far down, past the end of C.
     OobStore,
+    /// The consumers skip the MMAs of the last k-block: every output is wrong by a partial sum.
+    SkipKBlock,
 }
 
 impl Fault {
@@ -46,9 +48,16 @@ impl Fault {
             Fault::NoExpectTx => "FAULT_NO_EXPECT_TX",
             Fault::SkipEpilogueTile => "FAULT_SKIP_EPILOGUE",
             Fault::OobStore => "FAULT_OOB_STORE",
+            Fault::SkipKBlock => "FAULT_SKIP_K_BLOCK",
         }
     }
-    pub const ALL: [Fault; 4] = [Fault::WrongPhase, Fault::NoExpectTx, Fault::SkipEpilogueTile, Fault::OobStore];
+    pub const ALL: [Fault; 5] = [
+        Fault::WrongPhase,
+        Fault::NoExpectTx,
+        Fault::SkipEpilogueTile,
+        Fault::OobStore,
+        Fault::SkipKBlock,
+    ];
 }
 
 /// Threadblock rasterization: how many tile rows are walked down M before stepping along N.
@@ -134,7 +143,12 @@ impl GemmConfig {
     /// (tma.rs): K-adjacent core matrices 128 B apart, 8-row groups tile_k * 16 B apart, two core matrices per k16.
     pub fn operand_layout(&self) -> OperandLayout {
         match self.swizzle {
-            Swizzle::None => OperandLayout { lbo: 128, sbo: self.tile_k * 16, mode: 0, k16_step: 256 },
+            Swizzle::None => OperandLayout {
+                lbo: 128,
+                sbo: self.tile_k * 16,
+                mode: 0,
+                k16_step: 256,
+            },
             s => OperandLayout {
                 lbo: 16,
                 sbo: 8 * s.bytes(),
@@ -159,7 +173,10 @@ impl GemmConfig {
             return config_err(format!("stages must be 1..=16, got {}", self.stages));
         }
         if self.tile_k < 16 || self.tile_k % 16 != 0 {
-            return config_err(format!("tile_k must be a multiple of 16 (one wgmma k-step), got {}", self.tile_k));
+            return config_err(format!(
+                "tile_k must be a multiple of 16 (one wgmma k-step), got {}",
+                self.tile_k
+            ));
         }
         let span = self.swizzle.bytes();
         if span != 0 && self.tile_k * 2 != span {
@@ -173,10 +190,16 @@ impl GemmConfig {
             return config_err(format!("tile width bn must be 128 or 256, got {}", self.bn));
         }
         if !matches!(self.wg_m, 64 | 128) {
-            return config_err(format!("rows per consumer warpgroup wg_m must be 64 or 128, got {}", self.wg_m));
+            return config_err(format!(
+                "rows per consumer warpgroup wg_m must be 64 or 128, got {}",
+                self.wg_m
+            ));
         }
         if !matches!(self.consumers, 1 | 2) {
-            return config_err(format!("consumers must be 1 or 2 warpgroups, got {}", self.consumers));
+            return config_err(format!(
+                "consumers must be 1 or 2 warpgroups, got {}",
+                self.consumers
+            ));
         }
         if self.accumulator_registers() > 128 {
             return config_err(format!(
@@ -187,7 +210,10 @@ impl GemmConfig {
             ));
         }
         if !matches!(self.cluster_m, 1 | 2) {
-            return config_err(format!("cluster size must be 1 or 2 CTAs along M, got {}", self.cluster_m));
+            return config_err(format!(
+                "cluster size must be 1 or 2 CTAs along M, got {}",
+                self.cluster_m
+            ));
         }
         if !self.warp_specialized {
             if self.consumers != 1 || self.persistent || self.cluster_m != 1 {
@@ -198,15 +224,17 @@ impl GemmConfig {
             if !self.mainloop_loads || !self.mainloop_mma {
                 return config_err("the isolation switches (loads only, MMA only) need the warp-specialized kernel");
             }
-            if matches!(self.fault, Some(Fault::WrongPhase)) {
-                return config_err("the wrong-phase fault is injected in the producer warpgroup: it needs warp specialization");
+            if matches!(self.fault, Some(Fault::WrongPhase | Fault::SkipKBlock)) {
+                return config_err("the wrong-phase and skipped-k-block faults are injected in the warp-specialized kernel");
             }
         }
         if self.pingpong && (self.consumers != 2 || !self.persistent) {
             return config_err("ping-pong needs two consumer warpgroups and a persistent kernel");
         }
         if self.setmaxnreg && (self.consumers != 2 || !self.warp_specialized) {
-            return config_err("setmaxnreg rebalancing needs a producer and two consumer warpgroups (384 threads)");
+            return config_err(
+                "setmaxnreg rebalancing needs a producer and two consumer warpgroups (384 threads)",
+            );
         }
         if matches!(self.fault, Some(Fault::OobStore)) && self.epilogue_tma {
             return config_err("the out-of-bounds store fault needs the direct epilogue (TMA stores clip at the edge)");
@@ -246,10 +274,16 @@ impl GemmConfig {
             ));
         }
         if shape.n % self.bn as usize != 0 {
-            return config_err(format!("{}: N = {} is not a multiple of the tile width {}", shape.name, shape.n, self.bn));
+            return config_err(format!(
+                "{}: N = {} is not a multiple of the tile width {}",
+                shape.name, shape.n, self.bn
+            ));
         }
         if shape.k % self.tile_k as usize != 0 {
-            return config_err(format!("{}: K = {} is not a multiple of tile_k = {}", shape.name, shape.k, self.tile_k));
+            return config_err(format!(
+                "{}: K = {} is not a multiple of tile_k = {}",
+                shape.name, shape.k, self.tile_k
+            ));
         }
         // TMA: global strides are multiples of 16 bytes, every index fits the map's 32-bit coordinates.
         if (shape.k * 2) % 16 != 0 || (shape.n * 2) % 16 != 0 {
@@ -258,8 +292,12 @@ impl GemmConfig {
                 shape.name, shape.k, shape.n
             ));
         }
-        if shape.m > i32::MAX as usize || shape.n > i32::MAX as usize || shape.k > i32::MAX as usize {
-            return config_err(format!("{}: dimensions must fit in 32-bit TMA coordinates", shape.name));
+        if shape.m > i32::MAX as usize || shape.n > i32::MAX as usize || shape.k > i32::MAX as usize
+        {
+            return config_err(format!(
+                "{}: dimensions must fit in 32-bit TMA coordinates",
+                shape.name
+            ));
         }
         self.raster_group(shape)?;
         Ok(())
@@ -330,13 +368,15 @@ impl GemmConfig {
             ("FAULT_NO_EXPECT_TX", fault(Fault::NoExpectTx)),
             ("FAULT_SKIP_EPILOGUE", fault(Fault::SkipEpilogueTile)),
             ("FAULT_OOB_STORE", fault(Fault::OobStore)),
+            ("FAULT_SKIP_K_BLOCK", fault(Fault::SkipKBlock)),
             ("SMEM_BYTES", self.smem_bytes()),
             ("DESC_LBO", layout.lbo),
             ("DESC_SBO", layout.sbo),
             ("DESC_LAYOUT", layout.mode),
             ("K16_STEP_BYTES", layout.k16_step),
         ];
-        let mut defines: Vec<(&'static str, String)> = numbers.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        let mut defines: Vec<(&'static str, String)> =
+            numbers.iter().map(|(k, v)| (*k, v.to_string())).collect();
         let timeout_ns = u64::from(self.hang_timeout_ms) * 1_000_000;
         defines.push(("HANG_TIMEOUT_NS", format!("{timeout_ns}ull")));
         defines

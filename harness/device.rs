@@ -36,10 +36,17 @@ fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
 /// Reads the properties of device `ordinal` with the driver API only (no context is created).
 pub fn query(ordinal: usize) -> Result<DeviceInfo> {
     probe::require(&[probe::DRIVER])?;
-    result::init().map_err(|e| Error::NoGpu(format!("cuInit failed: {e:?} (is there a GPU and a driver?)")))?;
-    let count = result::device::get_count().map_err(|e| Error::NoGpu(format!("cuDeviceGetCount: {e:?}")))?;
+    result::init().map_err(|e| {
+        Error::NoGpu(format!(
+            "cuInit failed: {e:?} (is there a GPU and a driver?)"
+        ))
+    })?;
+    let count = result::device::get_count()
+        .map_err(|e| Error::NoGpu(format!("cuDeviceGetCount: {e:?}")))?;
     if count as usize <= ordinal {
-        return Err(Error::NoGpu(format!("the driver sees {count} CUDA devices; device {ordinal} was asked for")));
+        return Err(Error::NoGpu(format!(
+            "the driver sees {count} CUDA devices; device {ordinal} was asked for"
+        )));
     }
     let dev = result::device::get(ordinal as i32).during("opening the device")?;
     use sys::CUdevice_attribute::*;
@@ -48,21 +55,33 @@ pub fn query(ordinal: usize) -> Result<DeviceInfo> {
         attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
     );
     let mut bus = [0 as std::ffi::c_char; 32];
-    unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as i32, dev) }.result().during("reading the PCI bus id")?;
-    let pci_bus_id = unsafe { std::ffi::CStr::from_ptr(bus.as_ptr()) }.to_string_lossy().into_owned();
+    unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as i32, dev) }
+        .result()
+        .during("reading the PCI bus id")?;
+    let pci_bus_id = unsafe { std::ffi::CStr::from_ptr(bus.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
     let mut total = 0usize;
-    unsafe { sys::cuDeviceTotalMem_v2(&mut total, dev) }.result().during("reading device memory size")?;
+    unsafe { sys::cuDeviceTotalMem_v2(&mut total, dev) }
+        .result()
+        .during("reading device memory size")?;
     let mut api = 0;
-    unsafe { sys::cuDriverGetVersion(&mut api) }.result().during("reading the driver version")?;
+    unsafe { sys::cuDriverGetVersion(&mut api) }
+        .result()
+        .during("reading the driver version")?;
     let nvml = Nvml::open(&pci_bus_id);
     Ok(DeviceInfo {
         name: result::device::get_name(dev).during("reading the device name")?,
         compute_capability: cc,
         sm_count: attribute(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
         l2_bytes: attribute(dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
-        smem_optin_bytes: attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as u32,
+        smem_optin_bytes: attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+            as u32,
         total_memory_bytes: total as u64,
-        driver_version: nvml.as_ref().and_then(|n| n.driver_version()).unwrap_or_else(|| "unknown".into()),
+        driver_version: nvml
+            .as_ref()
+            .and_then(|n| n.driver_version())
+            .unwrap_or_else(|| "unknown".into()),
         cuda_driver_api: format!("{}.{}", api / 1000, (api % 1000) / 10),
         max_sm_clock_mhz: nvml.as_ref().and_then(|n| n.max_sm_clock_mhz()),
         mem_clock_mhz: nvml.as_ref().and_then(|n| n.mem_clock_mhz()),
@@ -75,7 +94,10 @@ pub fn hopper_available() -> std::result::Result<DeviceInfo, String> {
     let info = query(0).map_err(|e| e.to_string())?;
     if !info.is_hopper() {
         return Err(Error::WrongArch {
-            found: format!("{} (compute capability {}.{})", info.name, info.compute_capability.0, info.compute_capability.1),
+            found: format!(
+                "{} (compute capability {}.{})",
+                info.name, info.compute_capability.0, info.compute_capability.1
+            ),
             needed: "compute capability 9.0 (H100/H200, sm_90a)".into(),
         }
         .to_string());
@@ -99,7 +121,10 @@ impl Gpu {
         let info = query(0)?;
         if !info.is_hopper() {
             return Err(Error::WrongArch {
-                found: format!("{} (compute capability {}.{})", info.name, info.compute_capability.0, info.compute_capability.1),
+                found: format!(
+                    "{} (compute capability {}.{})",
+                    info.name, info.compute_capability.0, info.compute_capability.1
+                ),
                 needed: "compute capability 9.0 (sm_90a)".into(),
             });
         }
@@ -107,7 +132,12 @@ impl Gpu {
         let ctx = CudaContext::new(0).during("creating the CUDA context")?;
         let stream = ctx.new_stream().during("creating a stream")?;
         let nvml = Nvml::open(&info.pci_bus_id);
-        Ok(Gpu { ctx, stream, info, nvml })
+        Ok(Gpu {
+            ctx,
+            stream,
+            info,
+            nvml,
+        })
     }
 
     pub fn sm_clock_mhz(&self) -> Option<u32> {
@@ -131,6 +161,9 @@ impl Gpu {
 
     /// Free device memory in bytes.
     pub fn free_memory(&self) -> Result<usize> {
-        self.ctx.mem_get_info().map(|(free, _)| free).during("reading free device memory")
+        self.ctx
+            .mem_get_info()
+            .map(|(free, _)| free)
+            .during("reading free device memory")
     }
 }

@@ -52,7 +52,9 @@ pub struct HangWatch {
 
 impl HangWatch {
     pub fn new(gpu: &Gpu) -> Result<HangWatch> {
-        Ok(HangWatch { record: MappedHost::new(gpu, HangRecord::default())? })
+        Ok(HangWatch {
+            record: MappedHost::new(gpu, HangRecord::default())?,
+        })
     }
     pub fn device_ptr(&self) -> u64 {
         self.record.device_ptr()
@@ -91,7 +93,10 @@ pub fn explain_cuda(err: Error) -> Error {
             } else {
                 return err;
             };
-            Error::Cuda { context: context.clone(), message: format!("{hint}: {message}") }
+            Error::Cuda {
+                context: context.clone(),
+                message: format!("{hint}: {message}"),
+            }
         }
         _ => err,
     }
@@ -122,16 +127,25 @@ mod tests {
             pad: 0,
             waited_ns: 2_000_000_000,
         };
-        assert_eq!(r.sentence(), "consumer waited on full[2] at phase 1 in block (3,0,0) (thread 128) for 2.00 s");
+        assert_eq!(
+            r.sentence(),
+            "consumer waited on full[2] at phase 1 in block (3,0,0) (thread 128) for 2.00 s"
+        );
         let p = HangRecord { site: 1 << 8, ..r };
         assert!(p.sentence().starts_with("producer waited on empty[0]"));
     }
 
     #[test]
     fn cuda_codes_become_words() {
-        let e = explain_cuda(Error::Cuda { context: "x".into(), message: "CUDA_ERROR_ILLEGAL_ADDRESS".into() });
+        let e = explain_cuda(Error::Cuda {
+            context: "x".into(),
+            message: "CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+        });
         assert!(e.to_string().contains("illegal memory access"));
-        let e = explain_cuda(Error::Cuda { context: "x".into(), message: "CUDA_ERROR_LAUNCH_FAILED".into() });
+        let e = explain_cuda(Error::Cuda {
+            context: "x".into(),
+            message: "CUDA_ERROR_LAUNCH_FAILED".into(),
+        });
         assert!(e.to_string().contains("trapped"));
     }
 }

@@ -29,10 +29,15 @@ impl fmt::Display for Error {
         match self {
             Error::NoGpu(m) => write!(f, "no usable GPU: {m}"),
             Error::WrongArch { found, needed } => {
-                write!(f, "wrong GPU architecture: found {found}, these kernels need {needed}")
+                write!(
+                    f,
+                    "wrong GPU architecture: found {found}, these kernels need {needed}"
+                )
             }
             Error::Config(m) => write!(f, "invalid configuration: {m}"),
-            Error::Compile { variant, log } => write!(f, "NVRTC failed to compile {variant}:\n{log}"),
+            Error::Compile { variant, log } => {
+                write!(f, "NVRTC failed to compile {variant}:\n{log}")
+            }
             Error::Cuda { context, message } => write!(f, "CUDA error while {context}: {message}"),
             Error::Hang(m) => write!(f, "hang: {m}"),
             Error::Timeout(m) => write!(f, "timeout: {m}"),

@@ -8,15 +8,34 @@ use crate::stats::Verdict;
 use crate::suite::GpuTrial;
 
 /// `candidate` vs `baseline` on the named shape (fp16), expecting `expect`.
-pub fn compare(name: &str, baseline: VariantSpec, candidate: VariantSpec, shape_name: &str, expect: Expect) -> GpuTrial {
+pub fn compare(
+    name: &str,
+    baseline: VariantSpec,
+    candidate: VariantSpec,
+    shape_name: &str,
+    expect: Expect,
+) -> GpuTrial {
     GpuTrial::new(
         name,
-        Job::Compare { baseline, candidate, shape: shape(shape_name), dtype: DType::F16, expect, seed: None },
+        Job::Compare {
+            baseline,
+            candidate,
+            shape: shape(shape_name),
+            dtype: DType::F16,
+            expect,
+            seed: None,
+        },
     )
 }
 
 /// Two configurations of the kernel: the everyday way to state a hypothesis.
-pub fn configs(name: &str, baseline: (&str, GemmConfig), candidate: (&str, GemmConfig), shape_name: &str, expect: Verdict) -> GpuTrial {
+pub fn configs(
+    name: &str,
+    baseline: (&str, GemmConfig),
+    candidate: (&str, GemmConfig),
+    shape_name: &str,
+    expect: Verdict,
+) -> GpuTrial {
     compare(
         name,
         VariantSpec::gemm(baseline.0, baseline.1),

@@ -47,7 +47,12 @@ pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
     };
     let exe = match std::env::current_exe() {
         Ok(e) => e,
-        Err(e) => return failed(format!("cannot find the test executable: {e}"), String::new()),
+        Err(e) => {
+            return failed(
+                format!("cannot find the test executable: {e}"),
+                String::new(),
+            )
+        }
     };
     let record_path = std::env::temp_dir().join(format!(
         "gemm-ablate-{}-{}.json",
@@ -65,7 +70,12 @@ pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
         .spawn();
     let mut child = match spawned {
         Ok(c) => c,
-        Err(e) => return failed(format!("cannot start the child process: {e}"), String::new()),
+        Err(e) => {
+            return failed(
+                format!("cannot start the child process: {e}"),
+                String::new(),
+            )
+        }
     };
     // Drain the pipes on threads so a chatty child cannot block on a full pipe.
     let mut stdout = child.stdout.take().unwrap();
@@ -93,18 +103,38 @@ pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
             Err(_) => break None,
         }
     };
-    let output = format!("{}{}", out_thread.join().unwrap_or_default(), err_thread.join().unwrap_or_default());
-    let record = std::fs::read_to_string(&record_path).ok().and_then(|s| serde_json::from_str::<TrialRecord>(&s).ok());
+    let output = format!(
+        "{}{}",
+        out_thread.join().unwrap_or_default(),
+        err_thread.join().unwrap_or_default()
+    );
+    let record = std::fs::read_to_string(&record_path)
+        .ok()
+        .and_then(|s| serde_json::from_str::<TrialRecord>(&s).ok());
     let _ = std::fs::remove_file(&record_path);
     match (status, record) {
         (_, Some(record)) => ChildOutcome { record, output },
         (None, None) => failed(
-            format!("timeout: the trial ran past its {:.0} s deadline and was killed", deadline.as_secs_f64()),
+            format!(
+                "timeout: the trial ran past its {:.0} s deadline and was killed",
+                deadline.as_secs_f64()
+            ),
             output,
         ),
         (Some(status), None) => {
-            let tail: String = output.lines().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
-            failed(format!("the trial's process died ({status}) without a record:\n{tail}"), output)
+            let tail: String = output
+                .lines()
+                .rev()
+                .take(6)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n");
+            failed(
+                format!("the trial's process died ({status}) without a record:\n{tail}"),
+                output,
+            )
         }
     }
 }

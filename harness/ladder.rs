@@ -99,9 +99,17 @@ impl Rung {
         };
         match self {
             Rung::KLoop => base,
-            Rung::Pipeline => GemmConfig { stages: 4, ..Rung::KLoop.config() },
-            Rung::WarpSpecialized => GemmConfig { warp_specialized: true, ..Rung::Pipeline.config() },
-            Rung::Swizzle128 => Rung::WarpSpecialized.config().with_swizzle(Swizzle::B128, 64),
+            Rung::Pipeline => GemmConfig {
+                stages: 4,
+                ..Rung::KLoop.config()
+            },
+            Rung::WarpSpecialized => GemmConfig {
+                warp_specialized: true,
+                ..Rung::Pipeline.config()
+            },
+            Rung::Swizzle128 => Rung::WarpSpecialized
+                .config()
+                .with_swizzle(Swizzle::B128, 64),
             Rung::TmaEpilogue => Rung::Swizzle128.config().with_epilogue_tma(true),
             Rung::Multicast => Rung::TmaEpilogue.config().with_cluster(2),
             Rung::TwoConsumers => GemmConfig {
@@ -111,7 +119,10 @@ impl Rung {
                 setmaxnreg: true,
                 ..Rung::Multicast.config()
             },
-            Rung::PersistentPingPong => Rung::TwoConsumers.config().with_persistent(true).with_pingpong(true),
+            Rung::PersistentPingPong => Rung::TwoConsumers
+                .config()
+                .with_persistent(true)
+                .with_pingpong(true),
         }
     }
 
@@ -140,7 +151,9 @@ impl Rung {
 pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
     let (rung, changes) = spec.split_once(':').unwrap_or((spec, ""));
     let Some(rung) = Rung::parse(rung) else {
-        return config_err(format!("unknown rung `{rung}` in `{spec}`: use 1..8, a word like swizzle, or rung4_swizzle"));
+        return config_err(format!(
+            "unknown rung `{rung}` in `{spec}`: use 1..8, a word like swizzle, or rung4_swizzle"
+        ));
     };
     let mut c = rung.config();
     for change in changes.split(',').filter(|s| !s.trim().is_empty()) {
@@ -149,7 +162,9 @@ pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
         })?;
         let (key, value) = (key.trim(), value.trim());
         let num = || -> Result<u32> {
-            value.parse().map_err(|_| crate::error::Error::Config(format!("`{key}` wants a number, got `{value}`")))
+            value.parse().map_err(|_| {
+                crate::error::Error::Config(format!("`{key}` wants a number, got `{value}`"))
+            })
         };
         let flag = || -> Result<bool> {
             match value {
@@ -167,7 +182,11 @@ pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
                     "32" => (Swizzle::B32, 16),
                     "64" => (Swizzle::B64, 32),
                     "128" => (Swizzle::B128, 64),
-                    _ => return config_err(format!("swizzle must be none, 32, 64 or 128, got `{value}`")),
+                    _ => {
+                        return config_err(format!(
+                            "swizzle must be none, 32, 64 or 128, got `{value}`"
+                        ))
+                    }
                 };
                 c = c.with_swizzle(s, k);
             }
@@ -179,7 +198,9 @@ pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
             "epilogue" => c.epilogue_tma = value == "tma",
             "raster" => {
                 c.raster = match value.strip_prefix("upto") {
-                    Some(g) => Raster::UpTo(g.parse().map_err(|_| crate::error::Error::Config(format!("bad raster `{value}`")))?),
+                    Some(g) => Raster::UpTo(g.parse().map_err(|_| {
+                        crate::error::Error::Config(format!("bad raster `{value}`"))
+                    })?),
                     None => Raster::Group(num()?),
                 }
             }
@@ -207,19 +228,41 @@ mod tests {
     #[test]
     fn each_rung_is_valid_and_one_change_over_the_last() {
         for r in Rung::ALL {
-            r.config().validate().unwrap_or_else(|e| panic!("{}: {e}", r.name()));
+            r.config()
+                .validate()
+                .unwrap_or_else(|e| panic!("{}: {e}", r.name()));
         }
         let diff = |a: Rung, b: Rung| {
-            let (x, y) = (serde_json::to_value(a.config()).unwrap(), serde_json::to_value(b.config()).unwrap());
-            x.as_object().unwrap().iter().filter(|(k, v)| y[k.as_str()] != **v).map(|(k, _)| k.clone()).collect::<Vec<_>>()
+            let (x, y) = (
+                serde_json::to_value(a.config()).unwrap(),
+                serde_json::to_value(b.config()).unwrap(),
+            );
+            x.as_object()
+                .unwrap()
+                .iter()
+                .filter(|(k, v)| y[k.as_str()] != **v)
+                .map(|(k, _)| k.clone())
+                .collect::<Vec<_>>()
         };
         assert_eq!(diff(Rung::KLoop, Rung::Pipeline), ["stages"]);
-        assert_eq!(diff(Rung::Pipeline, Rung::WarpSpecialized), ["warp_specialized"]);
-        assert_eq!(diff(Rung::WarpSpecialized, Rung::Swizzle128), ["swizzle", "tile_k"]);
+        assert_eq!(
+            diff(Rung::Pipeline, Rung::WarpSpecialized),
+            ["warp_specialized"]
+        );
+        assert_eq!(
+            diff(Rung::WarpSpecialized, Rung::Swizzle128),
+            ["swizzle", "tile_k"]
+        );
         assert_eq!(diff(Rung::Swizzle128, Rung::TmaEpilogue), ["epilogue_tma"]);
         assert_eq!(diff(Rung::TmaEpilogue, Rung::Multicast), ["cluster_m"]);
-        assert_eq!(diff(Rung::Multicast, Rung::TwoConsumers), ["bn", "consumers", "setmaxnreg", "wg_m"]);
-        assert_eq!(diff(Rung::TwoConsumers, Rung::PersistentPingPong), ["persistent", "pingpong"]);
+        assert_eq!(
+            diff(Rung::Multicast, Rung::TwoConsumers),
+            ["bn", "consumers", "setmaxnreg", "wg_m"]
+        );
+        assert_eq!(
+            diff(Rung::TwoConsumers, Rung::PersistentPingPong),
+            ["persistent", "pingpong"]
+        );
     }
 
     #[test]
@@ -227,11 +270,21 @@ mod tests {
         let c = parse_spec("rung8:cluster=1,pingpong=0").unwrap();
         assert_eq!(c.cluster_m, 1);
         assert!(!c.pingpong);
-        assert_eq!(parse_spec("3:swizzle=128").unwrap(), Rung::Swizzle128.config());
+        assert_eq!(
+            parse_spec("3:swizzle=128").unwrap(),
+            Rung::Swizzle128.config()
+        );
         assert_eq!(parse_spec("8:consumers=1").unwrap().consumers, 1);
-        assert!(parse_spec("8:colour=red").unwrap_err().to_string().contains("unknown switch"));
+        assert!(parse_spec("8:colour=red")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown switch"));
         let bad = parse_spec("3:swizzle=128,tile_k=16").unwrap();
-        assert!(bad.validate().unwrap_err().to_string().contains("needs tile_k = 64"));
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("needs tile_k = 64"));
         assert!(parse_spec("12").is_err());
     }
 }

@@ -20,8 +20,14 @@ impl Kernel {
             .ctx
             .load_module(Ptx::from_binary(compiled.cubin.clone()))
             .during(&format!("loading the cubin of {}", compiled.variant))?;
-        let f = module.load_function(function).during(&format!("finding {function} in {}", compiled.variant))?;
-        Ok(Kernel { name: format!("{}::{function}", compiled.variant), function: f, _module: module })
+        let f = module
+            .load_function(function)
+            .during(&format!("finding {function} in {}", compiled.variant))?;
+        Ok(Kernel {
+            name: format!("{}::{function}", compiled.variant),
+            function: f,
+            _module: module,
+        })
     }
 
     /// Raises the kernel's dynamic shared memory limit, after checking it against the device's opt-in limit.
@@ -54,7 +60,12 @@ pub struct LaunchShape {
 ///
 /// # Safety
 /// `params` must match the kernel's parameter list in number, order and size.
-pub unsafe fn launch(gpu: &Gpu, kernel: &Kernel, shape: LaunchShape, params: &mut [*mut c_void]) -> Result<()> {
+pub unsafe fn launch(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    shape: LaunchShape,
+    params: &mut [*mut c_void],
+) -> Result<()> {
     let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
     attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attr.value.clusterDim.x = shape.cluster;
@@ -72,7 +83,12 @@ pub unsafe fn launch(gpu: &Gpu, kernel: &Kernel, shape: LaunchShape, params: &mu
         attrs: &mut attr,
         numAttrs: u32::from(shape.cluster > 1),
     };
-    sys::cuLaunchKernelEx(&config, kernel.function.cu_function(), params.as_mut_ptr(), std::ptr::null_mut())
-        .result()
-        .during(&format!("launching {}", kernel.name))
+    sys::cuLaunchKernelEx(
+        &config,
+        kernel.function.cu_function(),
+        params.as_mut_ptr(),
+        std::ptr::null_mut(),
+    )
+    .result()
+    .during(&format!("launching {}", kernel.name))
 }

@@ -27,14 +27,14 @@ pub mod results;
 pub mod source;
 pub mod stats;
 pub mod suite;
-pub mod tma;
 pub mod timing;
+pub mod tma;
 pub mod variant;
 
 pub use config::{Fault, GemmConfig, Raster, Swizzle};
 pub use job::{Caught, Expect, Job, SweepExpect, VariantSpec};
-pub use loadpath::LoadPathConfig;
 pub use ladder::Rung;
+pub use loadpath::LoadPathConfig;
 pub use problem::{shape, DType, Shape};
 pub use stats::Verdict;
 pub use suite::GpuTrial;

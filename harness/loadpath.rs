@@ -30,14 +30,22 @@ const STAGE_BYTES: u32 = 2 * ROWS * 128;
 
 impl LoadPathConfig {
     pub fn new(swizzle: Swizzle, box_bytes: u32) -> LoadPathConfig {
-        LoadPathConfig { swizzle, box_bytes, stages: 4, same_tile: false }
+        LoadPathConfig {
+            swizzle,
+            box_bytes,
+            stages: 4,
+            same_tile: false,
+        }
     }
     pub fn smem_bytes(&self) -> u32 {
         1024 + self.stages * STAGE_BYTES + 16 * self.stages
     }
     pub fn validate(&self) -> Result<()> {
         if !matches!(self.box_bytes, 16 | 32 | 64 | 128) {
-            return config_err(format!("load-path box width must be 16, 32, 64 or 128 bytes, got {}", self.box_bytes));
+            return config_err(format!(
+                "load-path box width must be 16, 32, 64 or 128 bytes, got {}",
+                self.box_bytes
+            ));
         }
         let span = self.swizzle.bytes();
         if span != 0 && self.box_bytes != span {
@@ -47,14 +55,20 @@ impl LoadPathConfig {
             ));
         }
         if self.stages == 0 || self.smem_bytes() > crate::config::HOPPER_SMEM_OPTIN {
-            return config_err(format!("{} load-path stages do not fit in shared memory", self.stages));
+            return config_err(format!(
+                "{} load-path stages do not fit in shared memory",
+                self.stages
+            ));
         }
         Ok(())
     }
     pub fn validate_shape(&self, shape: &Shape) -> Result<()> {
         self.validate()?;
         if shape.m % ROWS as usize != 0 || shape.n % ROWS as usize != 0 || shape.k % 64 != 0 {
-            return config_err(format!("{}: the load path needs M and N multiples of 128 and K a multiple of 64", shape.name));
+            return config_err(format!(
+                "{}: the load path needs M and N multiples of 128 and K a multiple of 64",
+                shape.name
+            ));
         }
         Ok(())
     }
@@ -108,7 +122,13 @@ pub struct LoadPathKernel<'a> {
 }
 
 impl<'a> LoadPathKernel<'a> {
-    pub fn new(gpu: &Gpu, label: &str, config: &LoadPathConfig, operands: &'a Operands, hang: &'a HangWatch) -> Result<Self> {
+    pub fn new(
+        gpu: &Gpu,
+        label: &str,
+        config: &LoadPathConfig,
+        operands: &'a Operands,
+        hang: &'a HangWatch,
+    ) -> Result<Self> {
         let shape = &operands.shape;
         config.validate_shape(shape)?;
         let load = |checksum: bool| -> Result<Kernel> {
@@ -117,11 +137,19 @@ impl<'a> LoadPathKernel<'a> {
             k.set_dynamic_smem(gpu, config.smem_bytes())?;
             Ok(k)
         };
-        let (pa, pb) = (config.tma_params(shape.m, shape.k)?, config.tma_params(shape.n, shape.k)?);
+        let (pa, pb) = (
+            config.tma_params(shape.m, shape.k)?,
+            config.tma_params(shape.n, shape.k)?,
+        );
         let maps = operands
             .sets
             .iter()
-            .map(|s| Ok([tma::encode(&pa, s.a.ptr(), operands.dtype)?, tma::encode(&pb, s.b.ptr(), operands.dtype)?]))
+            .map(|s| {
+                Ok([
+                    tma::encode(&pa, s.a.ptr(), operands.dtype)?,
+                    tma::encode(&pb, s.b.ptr(), operands.dtype)?,
+                ])
+            })
             .collect::<Result<Vec<_>>>()?;
         let grid = ((shape.m / ROWS as usize) * (shape.n / ROWS as usize)) as u32;
         Ok(LoadPathKernel {
@@ -131,7 +159,12 @@ impl<'a> LoadPathKernel<'a> {
             checked: load(true)?,
             operands,
             maps,
-            shape: LaunchShape { grid, block: 64, smem: config.smem_bytes(), cluster: 1 },
+            shape: LaunchShape {
+                grid,
+                block: 64,
+                smem: config.smem_bytes(),
+                cluster: 1,
+            },
             checksum: DeviceBuffer::new(gpu, 8)?,
             hang,
         })
@@ -160,15 +193,19 @@ impl<'a> LoadPathKernel<'a> {
         let set = &self.operands.sets[0];
         self.checksum.zero(gpu)?;
         self.hang.reset();
-        self.run(gpu, &self.checked, 0).map_err(|e| self.hang.explain(e))?;
+        self.run(gpu, &self.checked, 0)
+            .map_err(|e| self.hang.explain(e))?;
         gpu.synchronize().map_err(|e| self.hang.explain(e))?;
         let got = self.checksum.read::<u64>(gpu)?[0];
         let (tiles_m, tiles_n) = ((s.m / ROWS as usize) as u64, (s.n / ROWS as usize) as u64);
         let want = if self.config.same_tile {
             let rows = ROWS as usize * s.k;
-            tiles_m * tiles_n * (util.sum_u16(gpu, set.a.ptr(), rows)? + util.sum_u16(gpu, set.b.ptr(), rows)?)
+            tiles_m
+                * tiles_n
+                * (util.sum_u16(gpu, set.a.ptr(), rows)? + util.sum_u16(gpu, set.b.ptr(), rows)?)
         } else {
-            tiles_n * util.sum_u16(gpu, set.a.ptr(), s.m * s.k)? + tiles_m * util.sum_u16(gpu, set.b.ptr(), s.n * s.k)?
+            tiles_n * util.sum_u16(gpu, set.a.ptr(), s.m * s.k)?
+                + tiles_m * util.sum_u16(gpu, set.b.ptr(), s.n * s.k)?
         };
         Ok((got, want))
     }

@@ -21,14 +21,24 @@ fn usage() -> ExitCode {
 fn rung_arg(s: Option<&String>) -> Option<Rung> {
     let r = s.and_then(|s| Rung::parse(s));
     if r.is_none() {
-        eprintln!("unknown rung {:?}: give a number (4), a word (swizzle) or a name (rung4_swizzle)", s.map(|s| s.as_str()).unwrap_or(""));
+        eprintln!(
+            "unknown rung {:?}: give a number (4), a word (swizzle) or a name (rung4_swizzle)",
+            s.map(|s| s.as_str()).unwrap_or("")
+        );
     }
     r
 }
 
 fn resolved(rung: Rung, dtype: DType) -> Result<String, String> {
-    let header = format!("// {}: {}\n// seed (B200): {}\n", rung.name(), rung.change(), rung.seed_finding());
-    source::resolved_program(&rung.config().defines(dtype), source::GEMM).map(|s| header + &s).map_err(|e| e.to_string())
+    let header = format!(
+        "// {}: {}\n// seed (B200): {}\n",
+        rung.name(),
+        rung.change(),
+        rung.seed_finding()
+    );
+    source::resolved_program(&rung.config().defines(dtype), source::GEMM)
+        .map(|s| header + &s)
+        .map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -39,8 +49,13 @@ fn main() -> ExitCode {
     match args.first().map(|s| s.as_str()) {
         None | Some("ladder") => ladder(if args.is_empty() { &[] } else { &args[1..] }),
         Some("show") => {
-            let Some(rung) = rung_arg(args.get(1)) else { return usage() };
-            let dtype = args.get(2).and_then(|d| DType::parse(d)).unwrap_or(DType::F16);
+            let Some(rung) = rung_arg(args.get(1)) else {
+                return usage();
+            };
+            let dtype = args
+                .get(2)
+                .and_then(|d| DType::parse(d))
+                .unwrap_or(DType::F16);
             match resolved(rung, dtype) {
                 Ok(s) => {
                     print!("{s}");
@@ -53,11 +68,18 @@ fn main() -> ExitCode {
             }
         }
         Some("diff") => {
-            let (Some(a), Some(b)) = (rung_arg(args.get(1)), rung_arg(args.get(2))) else { return usage() };
+            let (Some(a), Some(b)) = (rung_arg(args.get(1)), rung_arg(args.get(2))) else {
+                return usage();
+            };
             match (resolved(a, DType::F16), resolved(b, DType::F16)) {
                 (Ok(x), Ok(y)) => {
                     let diff = similar::TextDiff::from_lines(&x, &y);
-                    print!("{}", diff.unified_diff().context_radius(3).header(&a.name(), &b.name()));
+                    print!(
+                        "{}",
+                        diff.unified_diff()
+                            .context_radius(3)
+                            .header(&a.name(), &b.name())
+                    );
                     ExitCode::SUCCESS
                 }
                 (Err(e), _) | (_, Err(e)) => {
@@ -69,13 +91,22 @@ fn main() -> ExitCode {
         Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..]),
         Some("list") => {
             for r in Rung::ALL {
-                println!("{:<22} {}\n{:<22} seed (B200): {}", r.name(), r.change(), "", r.seed_finding());
+                println!(
+                    "{:<22} {}\n{:<22} seed (B200): {}",
+                    r.name(),
+                    r.change(),
+                    "",
+                    r.seed_finding()
+                );
             }
             ExitCode::SUCCESS
         }
         Some("device") => match device::query(0) {
             Ok(info) => {
-                println!("{}", serde_json::to_string_pretty(&info).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&info).unwrap_or_default()
+                );
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -110,13 +141,19 @@ fn ladder(filters: &[String]) -> ExitCode {
                 expect: Expect::Verdict(Verdict::Slower),
                 seed: Some(rung.seed_finding().to_string()),
             };
-            let r = isolate::run_in_child(&format!("ladder::{name}"), &job, isolate::trial_deadline()).record;
+            let r =
+                isolate::run_in_child(&format!("ladder::{name}"), &job, isolate::trial_deadline())
+                    .record;
             eprintln!("{name}: {}", cell(&r));
             records.push(r);
         }
     }
     print_table(&records, &shapes);
-    let file = RunFile { suite: "ladder".into(), environment: Environment::capture(), trials: records };
+    let file = RunFile {
+        suite: "ladder".into(),
+        environment: Environment::capture(),
+        trials: records,
+    };
     match file.write() {
         Ok(p) => println!("results written to {}", p.display()),
         Err(e) => eprintln!("could not write results: {e}"),
@@ -151,7 +188,10 @@ fn print_table(records: &[TrialRecord], shapes: &[harness::Shape]) {
                 .iter()
                 .find(|r| r.shape.as_ref() == Some(s))
                 .and_then(|r| r.variants.first())
-                .and_then(|v| v.median_us.map(|us| format!("{us:.1} us {:.0} TF/s", v.tflops.unwrap_or(0.0))))
+                .and_then(|v| {
+                    v.median_us
+                        .map(|us| format!("{us:.1} us {:.0} TF/s", v.tflops.unwrap_or(0.0)))
+                })
                 .unwrap_or_default()
         })
         .collect();
@@ -164,7 +204,11 @@ fn print_table(records: &[TrialRecord], shapes: &[harness::Shape]) {
         print!("{:<22}", rung.name());
         for s in shapes {
             let name = format!("ladder::{}::{}", rung.name(), s.name);
-            let c = records.iter().find(|r| r.name == name).map(cell).unwrap_or_default();
+            let c = records
+                .iter()
+                .find(|r| r.name == name)
+                .map(cell)
+                .unwrap_or_default();
             print!(" | {c:<26}");
         }
         println!();
@@ -182,7 +226,10 @@ fn spec(s: &str) -> Result<VariantSpec, String> {
 
 /// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.
 fn compare(shape_name: &str, specs: &[String]) -> ExitCode {
-    let Some(shape) = harness::problem::standard_shapes().into_iter().chain([harness::shape("long_k")]).find(|s| s.name == shape_name)
+    let Some(shape) = harness::problem::standard_shapes()
+        .into_iter()
+        .chain([harness::shape("long_k")])
+        .find(|s| s.name == shape_name)
     else {
         eprintln!("unknown shape {shape_name}: one of the standard shapes or long_k");
         return ExitCode::from(2);
@@ -209,13 +256,22 @@ fn compare(shape_name: &str, specs: &[String]) -> ExitCode {
             expect: Expect::Verdict(Verdict::NoChange),
             seed: None,
         };
-        let name = format!("compare::{}::{}::{}", cand.name(), parsed[0].name(), shape.name);
+        let name = format!(
+            "compare::{}::{}::{}",
+            cand.name(),
+            parsed[0].name(),
+            shape.name
+        );
         let r = isolate::run_in_child(&name, &job, isolate::trial_deadline()).record;
         println!("{name}");
         harness::suite::print_record(&r);
         records.push(r);
     }
-    let file = RunFile { suite: "compare".into(), environment: Environment::capture(), trials: records };
+    let file = RunFile {
+        suite: "compare".into(),
+        environment: Environment::capture(),
+        trials: records,
+    };
     if let Ok(p) = file.write() {
         println!("results written to {}", p.display());
     }

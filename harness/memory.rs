@@ -19,10 +19,17 @@ impl DeviceBuffer {
             let free = gpu.free_memory().unwrap_or(0);
             Error::Cuda {
                 context: format!("allocating {:.1} MB", bytes as f64 / 1e6),
-                message: format!("{e:?} (device memory exhausted? {:.1} MB free)", free as f64 / 1e6),
+                message: format!(
+                    "{e:?} (device memory exhausted? {:.1} MB free)",
+                    free as f64 / 1e6
+                ),
             }
         })?;
-        Ok(DeviceBuffer { ptr, bytes, ctx: gpu.ctx.clone() })
+        Ok(DeviceBuffer {
+            ptr,
+            bytes,
+            ctx: gpu.ctx.clone(),
+        })
     }
     pub fn ptr(&self) -> sys::CUdeviceptr {
         self.ptr
@@ -40,7 +47,8 @@ impl DeviceBuffer {
             .during("filling a buffer")
     }
     pub fn zero(&self, gpu: &Gpu) -> Result<()> {
-        unsafe { result::memset_d8_async(self.ptr, 0, self.bytes, gpu.cu_stream()) }.during("zeroing a buffer")
+        unsafe { result::memset_d8_async(self.ptr, 0, self.bytes, gpu.cu_stream()) }
+            .during("zeroing a buffer")
     }
     /// Copies the whole buffer to the host (synchronizes first).
     pub fn read<T: Copy + Default>(&self, gpu: &Gpu) -> Result<Vec<T>> {
@@ -83,14 +91,24 @@ impl<T: Copy> MappedHost<T> {
         gpu.ctx.bind_to_thread().during("binding the context")?;
         let mut host: *mut std::ffi::c_void = std::ptr::null_mut();
         unsafe {
-            sys::cuMemHostAlloc(&mut host, std::mem::size_of::<T>(), sys::CU_MEMHOSTALLOC_DEVICEMAP)
-                .result()
-                .during("allocating mapped host memory")?;
+            sys::cuMemHostAlloc(
+                &mut host,
+                std::mem::size_of::<T>(),
+                sys::CU_MEMHOSTALLOC_DEVICEMAP,
+            )
+            .result()
+            .during("allocating mapped host memory")?;
             let mut device = 0;
-            sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0).result().during("mapping host memory")?;
+            sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0)
+                .result()
+                .during("mapping host memory")?;
             let host = host as *mut T;
             std::ptr::write_volatile(host, init);
-            Ok(MappedHost { host, device, ctx: gpu.ctx.clone() })
+            Ok(MappedHost {
+                host,
+                device,
+                ctx: gpu.ctx.clone(),
+            })
         }
     }
     pub fn device_ptr(&self) -> sys::CUdeviceptr {

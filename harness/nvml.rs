@@ -21,7 +21,9 @@ const NVML_CLOCK_MEM: c_uint = 2;
 impl Nvml {
     /// Opens NVML and finds the device with this PCI bus id (as cuDeviceGetPCIBusId writes it).
     pub fn open(pci_bus_id: &str) -> Option<Nvml> {
-        let lib = ["libnvidia-ml.so.1", "libnvidia-ml.so"].iter().find_map(|n| unsafe { Library::new(n) }.ok())?;
+        let lib = ["libnvidia-ml.so.1", "libnvidia-ml.so"]
+            .iter()
+            .find_map(|n| unsafe { Library::new(n) }.ok())?;
         unsafe {
             let init: Symbol<unsafe extern "C" fn() -> c_int> = lib.get(b"nvmlInit_v2\0").ok()?;
             if init() != 0 {
@@ -40,7 +42,8 @@ impl Nvml {
 
     fn clock(&self, which: c_uint, query: &[u8]) -> Option<u32> {
         unsafe {
-            let f: Symbol<unsafe extern "C" fn(Device, c_uint, *mut c_uint) -> c_int> = self.lib.get(query).ok()?;
+            let f: Symbol<unsafe extern "C" fn(Device, c_uint, *mut c_uint) -> c_int> =
+                self.lib.get(query).ok()?;
             let mut mhz: c_uint = 0;
             (f(self.device, which, &mut mhz) == 0).then_some(mhz)
         }
@@ -103,5 +106,9 @@ pub fn describe_throttle(mask: u64) -> Vec<&'static str> {
         (0x40, "hardware thermal slowdown"),
         (0x80, "hardware power brake"),
     ];
-    names.iter().filter(|(bit, _)| mask & bit != 0).map(|(_, n)| *n).collect()
+    names
+        .iter()
+        .filter(|(bit, _)| mask & bit != 0)
+        .map(|(_, n)| *n)
+        .collect()
 }

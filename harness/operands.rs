@@ -38,17 +38,29 @@ impl Util {
 
     fn grid_for(&self, n: usize) -> LaunchShape {
         let blocks = n.div_ceil(256).min(self.sm_count as usize * 8).max(1) as u32;
-        LaunchShape { grid: blocks, block: 256, smem: 0, cluster: 1 }
+        LaunchShape {
+            grid: blocks,
+            block: 256,
+            smem: 0,
+            cluster: 1,
+        }
     }
 
     /// Uniform values in [-1, 1) from a counter-based generator: every call gets a fresh seed.
     pub fn fill_random(&self, gpu: &Gpu, ptr: u64, elems: usize) -> Result<()> {
         static CALLS: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-        let mut seed = nanos ^ (CALLS.fetch_add(1, Ordering::Relaxed) << 48) ^ u64::from(std::process::id());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let mut seed =
+            nanos ^ (CALLS.fetch_add(1, Ordering::Relaxed) << 48) ^ u64::from(std::process::id());
         let (mut out, mut n) = (ptr, elems as u64);
-        let mut params: [*mut c_void; 3] =
-            [&mut out as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void, &mut seed as *mut _ as *mut c_void];
+        let mut params: [*mut c_void; 3] = [
+            &mut out as *mut _ as *mut c_void,
+            &mut n as *mut _ as *mut c_void,
+            &mut seed as *mut _ as *mut c_void,
+        ];
         unsafe { launch(gpu, &self.fill, self.grid_for(elems), &mut params) }
     }
 
@@ -75,8 +87,11 @@ impl Util {
         let out = DeviceBuffer::new(gpu, 8)?;
         out.zero(gpu)?;
         let (mut p, mut n, mut o) = (ptr, elems as u64, out.ptr());
-        let mut params: [*mut c_void; 3] =
-            [&mut p as *mut _ as *mut c_void, &mut n as *mut _ as *mut c_void, &mut o as *mut _ as *mut c_void];
+        let mut params: [*mut c_void; 3] = [
+            &mut p as *mut _ as *mut c_void,
+            &mut n as *mut _ as *mut c_void,
+            &mut o as *mut _ as *mut c_void,
+        ];
         unsafe { launch(gpu, &self.sum, self.grid_for(elems), &mut params)? };
         Ok(out.read::<u64>(gpu)?[0])
     }
@@ -114,7 +129,8 @@ impl OperandSet {
     /// Writes NaN over C and the guard pattern around it (before a correctness launch).
     pub fn poison(&self, gpu: &Gpu, dtype: DType) -> Result<()> {
         self.c_alloc.fill_u16(gpu, GUARD_PATTERN)?;
-        self.c_alloc.fill_u16_range(gpu, self.guard_before, self.c_elems, dtype.nan_bits())
+        self.c_alloc
+            .fill_u16_range(gpu, self.guard_before, self.c_elems, dtype.nan_bits())
     }
     /// 16-bit words of the guard bands that something wrote over.
     pub fn guard_damage(&self, gpu: &Gpu, util: &Util) -> Result<u64> {
@@ -141,7 +157,13 @@ pub fn rotation_sets(shape: &Shape, l2_bytes: u64) -> usize {
 impl Operands {
     /// Allocates the sets and fills A and B with fresh random values. C's trailing guard covers at least one
     /// 256-row tile beyond the matrix, where a tile placed one matrix too far down would land.
-    pub fn new(gpu: &Gpu, util: &Util, shape: &Shape, dtype: DType, sets: usize) -> Result<Operands> {
+    pub fn new(
+        gpu: &Gpu,
+        util: &Util,
+        shape: &Shape,
+        dtype: DType,
+        sets: usize,
+    ) -> Result<Operands> {
         let (a_elems, b_elems, c_elems) = (shape.m * shape.k, shape.n * shape.k, shape.m * shape.n);
         let guard_before = 1 << 19;
         let guard_after = (256 * shape.n).max(1 << 19);
@@ -161,7 +183,11 @@ impl Operands {
             out.push(set);
         }
         gpu.synchronize()?;
-        Ok(Operands { shape: shape.clone(), dtype, sets: out })
+        Ok(Operands {
+            shape: shape.clone(),
+            dtype,
+            sets: out,
+        })
     }
 
     /// Draws fresh random A and B for set `i` (before each correctness check).

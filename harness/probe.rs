@@ -18,7 +18,11 @@ pub fn library_present(lib: &str) -> bool {
 
 /// Ok if every named library loads, else an error listing the missing ones.
 pub fn require(libs: &[&str]) -> Result<()> {
-    let missing: Vec<&str> = libs.iter().copied().filter(|l| !library_present(l)).collect();
+    let missing: Vec<&str> = libs
+        .iter()
+        .copied()
+        .filter(|l| !library_present(l))
+        .collect();
     if missing.is_empty() {
         Ok(())
     } else {

@@ -33,8 +33,14 @@ impl DType {
     /// of the output): relative Frobenius error, and max error relative to the largest reference value.
     pub fn tolerance(self) -> Tolerance {
         match self {
-            DType::F16 => Tolerance { rel_fro: 2e-3, rel_max: 1e-2 },
-            DType::BF16 => Tolerance { rel_fro: 1.6e-2, rel_max: 6e-2 },
+            DType::F16 => Tolerance {
+                rel_fro: 2e-3,
+                rel_max: 1e-2,
+            },
+            DType::BF16 => Tolerance {
+                rel_fro: 1.6e-2,
+                rel_max: 6e-2,
+            },
         }
     }
 }
@@ -56,7 +62,12 @@ pub struct Shape {
 
 impl Shape {
     pub fn new(name: &str, m: usize, n: usize, k: usize) -> Shape {
-        Shape { name: name.to_string(), m, n, k }
+        Shape {
+            name: name.to_string(),
+            m,
+            n,
+            k,
+        }
     }
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64
@@ -85,13 +96,24 @@ pub fn standard_shapes() -> Vec<Shape> {
 
 /// The four shapes of the seed's per-step table.
 pub fn seed_table_shapes() -> Vec<Shape> {
-    ["square4096", "prefill_mlp_up", "decode_attn_out", "decode_mlp_up"].iter().map(|n| shape(n)).collect()
+    [
+        "square4096",
+        "prefill_mlp_up",
+        "decode_attn_out",
+        "decode_mlp_up",
+    ]
+    .iter()
+    .map(|n| shape(n))
+    .collect()
 }
 
-/// A standard shape by name, or the long-K raster shape; panics on an unknown name (a typo in a trial list).
+/// A standard shape by name, the long-K raster shape (`long_k`, 4096 x 4096 x 16384) or the sanitizer's small
+/// shape (`small`, 256 x 512 x 512); panics on an unknown name (a typo in a trial list).
 pub fn shape(name: &str) -> Shape {
-    if name == "long_k" {
-        return Shape::new("long_k", 4096, 4096, 16384);
+    match name {
+        "long_k" => return Shape::new("long_k", 4096, 4096, 16384),
+        "small" => return Shape::new("small", 256, 512, 512),
+        _ => {}
     }
     standard_shapes()
         .into_iter()

@@ -63,7 +63,10 @@ fn lt_ok(s: lt::cublasStatus_t, what: &str) -> Result<()> {
     if s == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Cuda { context: format!("cuBLASLt {what}"), message: format!("{s:?}") })
+        Err(Error::Cuda {
+            context: format!("cuBLASLt {what}"),
+            message: format!("{s:?}"),
+        })
     }
 }
 
@@ -74,7 +77,11 @@ impl LtPlan {
         unsafe {
             let mut desc = std::ptr::null_mut();
             lt_ok(
-                lt::cublasLtMatmulDescCreate(&mut desc, lt::cublasComputeType_t::CUBLAS_COMPUTE_32F, lt::cudaDataType::CUDA_R_32F),
+                lt::cublasLtMatmulDescCreate(
+                    &mut desc,
+                    lt::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    lt::cudaDataType::CUDA_R_32F,
+                ),
                 "creating a matmul descriptor",
             )?;
             let trans_t: i32 = 1; // CUBLAS_OP_T on the first operand (B, stored N x K row-major = K x N column-major)
@@ -90,11 +97,23 @@ impl LtPlan {
             let mut a = std::ptr::null_mut();
             let mut b = std::ptr::null_mut();
             let mut c = std::ptr::null_mut();
-            lt_ok(lt::cublasLtMatrixLayoutCreate(&mut a, ty, k, n, k as i64), "creating layout of B")?;
-            lt_ok(lt::cublasLtMatrixLayoutCreate(&mut b, ty, k, m, k as i64), "creating layout of A")?;
-            lt_ok(lt::cublasLtMatrixLayoutCreate(&mut c, ty, n, m, n as i64), "creating layout of C")?;
+            lt_ok(
+                lt::cublasLtMatrixLayoutCreate(&mut a, ty, k, n, k as i64),
+                "creating layout of B",
+            )?;
+            lt_ok(
+                lt::cublasLtMatrixLayoutCreate(&mut b, ty, k, m, k as i64),
+                "creating layout of A",
+            )?;
+            lt_ok(
+                lt::cublasLtMatrixLayoutCreate(&mut c, ty, n, m, n as i64),
+                "creating layout of C",
+            )?;
             let mut pref = std::ptr::null_mut();
-            lt_ok(lt::cublasLtMatmulPreferenceCreate(&mut pref), "creating a preference")?;
+            lt_ok(
+                lt::cublasLtMatmulPreferenceCreate(&mut pref),
+                "creating a preference",
+            )?;
             let ws = WORKSPACE_BYTES as u64;
             lt_ok(
                 lt::cublasLtMatmulPreferenceSetAttribute(
@@ -105,7 +124,8 @@ impl LtPlan {
                 ),
                 "setting the workspace size",
             )?;
-            let mut results: Vec<lt::cublasLtMatmulHeuristicResult_t> = vec![std::mem::zeroed(); LT_CANDIDATES];
+            let mut results: Vec<lt::cublasLtMatmulHeuristicResult_t> =
+                vec![std::mem::zeroed(); LT_CANDIDATES];
             let mut count = 0;
             let status = lt::cublasLtMatmulAlgoGetHeuristic(
                 handle,
@@ -126,7 +146,13 @@ impl LtPlan {
                 .filter(|r| r.state == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
                 .map(|r| r.algo)
                 .collect();
-            Ok(LtPlan { desc, a, b, c, algos })
+            Ok(LtPlan {
+                desc,
+                a,
+                b,
+                c,
+                algos,
+            })
         }
     }
 }
@@ -147,24 +173,39 @@ impl<'a> Cublas<'a> {
     /// `choose_fastest` picks the reference.
     pub fn new(gpu: &Gpu, operands: &'a Operands) -> Result<Cublas<'a>> {
         gpu.ctx.bind_to_thread().during("binding the context")?;
-        let blas_handle = cudarc::cublas::result::create_handle().during("creating the cuBLAS handle")?;
-        let lt_handle = cudarc::cublaslt::result::create_handle().during("creating the cuBLASLt handle")?;
+        let blas_handle =
+            cudarc::cublas::result::create_handle().during("creating the cuBLAS handle")?;
+        let lt_handle =
+            cudarc::cublaslt::result::create_handle().during("creating the cuBLASLt handle")?;
         let workspace = DeviceBuffer::new(gpu, WORKSPACE_BYTES)?;
         unsafe {
             blas::cublasSetStream_v2(blas_handle, gpu.cu_stream() as blas::cudaStream_t)
                 .result()
                 .during("binding cuBLAS to the stream")?;
-            blas::cublasSetWorkspace_v2(blas_handle, workspace.ptr() as *mut c_void, WORKSPACE_BYTES)
-                .result()
-                .during("giving cuBLAS its workspace")?;
+            blas::cublasSetWorkspace_v2(
+                blas_handle,
+                workspace.ptr() as *mut c_void,
+                WORKSPACE_BYTES,
+            )
+            .result()
+            .during("giving cuBLAS its workspace")?;
         }
         let lt_plan = LtPlan::new(lt_handle, &operands.shape, operands.dtype)?;
-        Ok(Cublas { blas: blas_handle, lt: lt_handle, workspace, operands, lt_plan, path: CublasPath::GemmEx })
+        Ok(Cublas {
+            blas: blas_handle,
+            lt: lt_handle,
+            workspace,
+            operands,
+            lt_plan,
+            path: CublasPath::GemmEx,
+        })
     }
 
     /// Every path worth timing: GemmEx and each cuBLASLt candidate.
     pub fn paths(&self) -> Vec<CublasPath> {
-        std::iter::once(CublasPath::GemmEx).chain((0..self.lt_plan.algos.len()).map(CublasPath::Lt)).collect()
+        std::iter::once(CublasPath::GemmEx)
+            .chain((0..self.lt_plan.algos.len()).map(CublasPath::Lt))
+            .collect()
     }
 
     pub fn with_path(mut self, path: CublasPath) -> Self {
@@ -206,7 +247,10 @@ impl<'a> Cublas<'a> {
             },
             CublasPath::Lt(i) => unsafe {
                 let p = &self.lt_plan;
-                let algo = p.algos.get(i).ok_or_else(|| Error::Other(format!("no cuBLASLt algorithm {i}")))?;
+                let algo = p
+                    .algos
+                    .get(i)
+                    .ok_or_else(|| Error::Other(format!("no cuBLASLt algorithm {i}")))?;
                 lt_ok(
                     lt::cublasLtMatmul(
                         self.lt,
@@ -297,7 +341,13 @@ mod tests {
     #[test]
     fn cpu_gemm_is_a_times_b_transposed() {
         // A = [[1,2],[3,4]] (2x2), B = [[5,6],[7,8],[9,10]] (3x2): C = A B^T is 2x3.
-        let c = cpu_gemm(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 2, 3, 2);
+        let c = cpu_gemm(
+            &[1.0, 2.0, 3.0, 4.0],
+            &[5.0, 6.0, 7.0, 8.0, 9.0, 10.0],
+            2,
+            3,
+            2,
+        );
         assert_eq!(c, vec![17.0, 23.0, 29.0, 39.0, 53.0, 67.0]);
     }
 

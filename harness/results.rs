@@ -24,9 +24,15 @@ impl Environment {
             device: crate::device::query(0).ok(),
             commit: env!("GEMM_ABLATE_COMMIT").to_string(),
             date: utc_now(),
-            host: std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_default(),
-            nvrtc: crate::probe::nvrtc_available().then(crate::compile::nvrtc_version_string).flatten(),
-            settings: std::env::vars().filter(|(k, _)| k.starts_with("GEMM_ABLATE_") && !k.contains("CHILD")).collect(),
+            host: std::fs::read_to_string("/etc/hostname")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default(),
+            nvrtc: crate::probe::nvrtc_available()
+                .then(crate::compile::nvrtc_version_string)
+                .flatten(),
+            settings: std::env::vars()
+                .filter(|(k, _)| k.starts_with("GEMM_ABLATE_") && !k.contains("CHILD"))
+                .collect(),
         }
     }
 }
@@ -40,7 +46,9 @@ pub struct RunFile {
 
 /// The results directory: GEMM_ABLATE_RESULTS_DIR, or results/ under the current directory.
 pub fn results_dir() -> PathBuf {
-    std::env::var_os("GEMM_ABLATE_RESULTS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("results"))
+    std::env::var_os("GEMM_ABLATE_RESULTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("results"))
 }
 
 impl RunFile {
@@ -68,7 +76,10 @@ impl RunFile {
 
 /// Current UTC time as `YYYY-MM-DDTHH:MM:SSZ` (civil-from-days, no date crate needed).
 pub fn utc_now() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     format_utc(secs)
 }
 
@@ -84,7 +95,12 @@ pub fn format_utc(secs: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem / 60) % 60, rem % 60)
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]

@@ -65,30 +65,46 @@ pub fn resolve_conditionals(src: &str, defines: &[(&str, String)]) -> Result<Str
         let t = line.trim_start();
         let directive = t.strip_prefix('#').map(|d| d.trim_start());
         match directive {
-            Some(d) if d.starts_with("if ") || d.starts_with("ifdef ") || d.starts_with("ifndef ") => {
+            Some(d)
+                if d.starts_with("if ") || d.starts_with("ifdef ") || d.starts_with("ifndef ") =>
+            {
                 let parent = active(&stack);
                 let value = if let Some(name) = d.strip_prefix("ifdef ") {
                     defines.iter().any(|(n, _)| *n == name.trim())
                 } else if let Some(name) = d.strip_prefix("ifndef ") {
                     !defines.iter().any(|(n, _)| *n == name.trim())
                 } else {
-                    eval(&d[3..], defines).or_else(|e| config_err(format!("line {}: {e}", lineno + 1)))? != 0
+                    eval(&d[3..], defines)
+                        .or_else(|e| config_err(format!("line {}: {e}", lineno + 1)))?
+                        != 0
                 };
-                stack.push(Frame { parent_active: parent, taken: value, active: parent && value });
+                stack.push(Frame {
+                    parent_active: parent,
+                    taken: value,
+                    active: parent && value,
+                });
             }
             Some(d) if d.starts_with("elif ") => {
-                let value = eval(&d[5..], defines).or_else(|e| config_err(format!("line {}: {e}", lineno + 1)))? != 0;
-                let f = stack.last_mut().ok_or_else(|| crate::error::Error::Config("#elif without #if".into()))?;
+                let value = eval(&d[5..], defines)
+                    .or_else(|e| config_err(format!("line {}: {e}", lineno + 1)))?
+                    != 0;
+                let f = stack
+                    .last_mut()
+                    .ok_or_else(|| crate::error::Error::Config("#elif without #if".into()))?;
                 f.active = f.parent_active && !f.taken && value;
                 f.taken |= value;
             }
             Some(d) if d.starts_with("else") => {
-                let f = stack.last_mut().ok_or_else(|| crate::error::Error::Config("#else without #if".into()))?;
+                let f = stack
+                    .last_mut()
+                    .ok_or_else(|| crate::error::Error::Config("#else without #if".into()))?;
                 f.active = f.parent_active && !f.taken;
                 f.taken = true;
             }
             Some(d) if d.starts_with("endif") => {
-                stack.pop().ok_or_else(|| crate::error::Error::Config("#endif without #if".into()))?;
+                stack
+                    .pop()
+                    .ok_or_else(|| crate::error::Error::Config("#endif without #if".into()))?;
             }
             _ => {
                 if active(&stack) {
@@ -112,10 +128,18 @@ pub fn eval(expr: &str, defines: &[(&str, String)]) -> std::result::Result<i64, 
         None => expr,
     };
     let tokens = tokenize(expr)?;
-    let mut p = Parser { tokens, pos: 0, defines };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        defines,
+    };
     let v = p.binary(0)?;
     if p.pos != p.tokens.len() {
-        return Err(format!("unexpected `{}` in `{}`", p.tokens[p.pos], expr.trim()));
+        return Err(format!(
+            "unexpected `{}` in `{}`",
+            p.tokens[p.pos],
+            expr.trim()
+        ));
     }
     Ok(v)
 }
@@ -143,7 +167,10 @@ fn tokenize(s: &str) -> std::result::Result<Vec<String>, String> {
                 tokens.push(c.to_string());
                 i += 1;
             } else {
-                return Err(format!("unsupported character `{c}` in directive `{}`", s.trim()));
+                return Err(format!(
+                    "unsupported character `{c}` in directive `{}`",
+                    s.trim()
+                ));
             }
         }
     }
@@ -156,7 +183,14 @@ struct Parser<'a> {
     defines: &'a [(&'a str, String)],
 }
 
-const LEVELS: [&[&str]; 6] = [&["||"], &["&&"], &["==", "!="], &["<", "<=", ">", ">="], &["+", "-"], &["*", "/"]];
+const LEVELS: [&[&str]; 6] = [
+    &["||"],
+    &["&&"],
+    &["==", "!="],
+    &["<", "<=", ">", ">="],
+    &["+", "-"],
+    &["*", "/"],
+];
 
 impl Parser<'_> {
     fn peek(&self) -> Option<&str> {
@@ -167,7 +201,11 @@ impl Parser<'_> {
             return self.unary();
         }
         let mut lhs = self.binary(level + 1)?;
-        while let Some(op) = self.peek().filter(|t| LEVELS[level].contains(t)).map(str::to_string) {
+        while let Some(op) = self
+            .peek()
+            .filter(|t| LEVELS[level].contains(t))
+            .map(str::to_string)
+        {
             self.pos += 1;
             let rhs = self.binary(level + 1)?;
             lhs = match op.as_str() {
@@ -212,7 +250,9 @@ impl Parser<'_> {
                     .find(|(n, _)| *n == t)
                     .ok_or_else(|| format!("`{t}` is not a switch of this kernel"))?;
                 let digits: String = value.chars().take_while(|c| c.is_ascii_digit()).collect();
-                digits.parse().map_err(|_| format!("switch {t} = {value} is not a number"))
+                digits
+                    .parse()
+                    .map_err(|_| format!("switch {t} = {value} is not a number"))
             }
         }
     }

@@ -45,7 +45,11 @@ pub struct StatsSettings {
 
 impl Default for StatsSettings {
     fn default() -> Self {
-        StatsSettings { band: 0.02, confidence: 0.95, equivalence_confidence: 0.90 }
+        StatsSettings {
+            band: 0.02,
+            confidence: 0.95,
+            equivalence_confidence: 0.90,
+        }
     }
 }
 
@@ -56,13 +60,19 @@ impl StatsSettings {
         StatsSettings {
             band: env_f64("GEMM_ABLATE_BAND", d.band),
             confidence: env_f64("GEMM_ABLATE_CONFIDENCE", d.confidence),
-            equivalence_confidence: env_f64("GEMM_ABLATE_EQUIV_CONFIDENCE", d.equivalence_confidence),
+            equivalence_confidence: env_f64(
+                "GEMM_ABLATE_EQUIV_CONFIDENCE",
+                d.equivalence_confidence,
+            ),
         }
     }
 }
 
 pub fn env_f64(name: &str, default: f64) -> f64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// The estimate from a set of paired log ratios ln(candidate / baseline).
@@ -107,7 +117,8 @@ fn interval(mean: f64, sd: f64, n: usize, confidence: f64) -> (f64, f64) {
     if sd == 0.0 {
         return (mean, mean);
     }
-    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).expect("n >= 2 and sd > 0 give a valid t distribution");
+    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
+        .expect("n >= 2 and sd > 0 give a valid t distribution");
     let p = (1.0 + confidence.clamp(0.5, 0.999_999)) / 2.0;
     let half = t.inverse_cdf(p) * sd / (n as f64).sqrt();
     (mean - half, mean + half)
@@ -183,12 +194,16 @@ mod tests {
 
     /// Deterministic pseudo-normal noise (sum of uniforms) so the tests need no RNG crate and never flake.
     fn noise(seed: u64, n: usize, sd: f64) -> Vec<f64> {
-        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (0..n)
             .map(|_| {
                 let mut s = 0.0;
                 for _ in 0..12 {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     s += (state >> 11) as f64 / (1u64 << 53) as f64;
                 }
                 (s - 6.0) * sd
@@ -197,7 +212,10 @@ mod tests {
     }
 
     fn pairs(shift: f64, sd: f64, n: usize, seed: u64) -> Vec<f64> {
-        noise(seed, n, sd).into_iter().map(|e| shift.ln() + e).collect()
+        noise(seed, n, sd)
+            .into_iter()
+            .map(|e| shift.ln() + e)
+            .collect()
     }
 
     #[test]
@@ -251,16 +269,31 @@ mod tests {
 
     #[test]
     fn too_few_or_non_finite_pairs_are_inconclusive() {
-        assert_eq!(paired_estimate(&[], StatsSettings::default()).verdict, Verdict::Inconclusive);
-        assert_eq!(paired_estimate(&[0.1], StatsSettings::default()).verdict, Verdict::Inconclusive);
-        assert_eq!(paired_estimate(&[0.0, f64::NAN, 0.0], StatsSettings::default()).verdict, Verdict::Inconclusive);
+        assert_eq!(
+            paired_estimate(&[], StatsSettings::default()).verdict,
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            paired_estimate(&[0.1], StatsSettings::default()).verdict,
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            paired_estimate(&[0.0, f64::NAN, 0.0], StatsSettings::default()).verdict,
+            Verdict::Inconclusive
+        );
     }
 
     #[test]
     fn a_wider_band_turns_a_small_change_into_no_change() {
         let data = pairs(0.96, 0.003, 20, 7);
-        assert_eq!(paired_estimate(&data, StatsSettings::default()).verdict, Verdict::Faster);
-        let wide = StatsSettings { band: 0.06, ..StatsSettings::default() };
+        assert_eq!(
+            paired_estimate(&data, StatsSettings::default()).verdict,
+            Verdict::Faster
+        );
+        let wide = StatsSettings {
+            band: 0.06,
+            ..StatsSettings::default()
+        };
         assert_eq!(paired_estimate(&data, wide).verdict, Verdict::NoChange);
     }
 

@@ -21,7 +21,11 @@ pub struct GpuTrial {
 
 impl GpuTrial {
     pub fn new(name: impl Into<String>, job: Job) -> GpuTrial {
-        GpuTrial { name: name.into(), job, deadline_s: None }
+        GpuTrial {
+            name: name.into(),
+            job,
+            deadline_s: None,
+        }
     }
     pub fn with_deadline_s(mut self, seconds: f64) -> GpuTrial {
         self.deadline_s = Some(seconds);
@@ -31,7 +35,13 @@ impl GpuTrial {
 
 /// True if a fault trial expects to be stopped by the host's deadline.
 fn expects_host_timeout(job: &Job) -> bool {
-    matches!(job, Job::Fault { caught: Caught::HostTimeout, .. })
+    matches!(
+        job,
+        Job::Fault {
+            caught: Caught::HostTimeout,
+            ..
+        }
+    )
 }
 
 /// The NVRTC programs a variant compiles to (none for cuBLAS), with a name for its compile trial.
@@ -42,10 +52,16 @@ fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
             if config.validate().is_err() {
                 return Vec::new(); // a sweep point that is rejected by design is tested as a rejection, not compiled
             }
-            vec![(format!("{name}::{}", dtype.name()), crate::source::gemm_program(config, dtype))]
+            vec![(
+                format!("{name}::{}", dtype.name()),
+                crate::source::gemm_program(config, dtype),
+            )]
         }
         VariantSpec::LoadPath { name, config } => {
-            vec![(format!("{name}::timed"), config.program(false)), (format!("{name}::checksum"), config.program(true))]
+            vec![
+                (format!("{name}::timed"), config.program(false)),
+                (format!("{name}::checksum"), config.program(true)),
+            ]
         }
     }
 }
@@ -57,10 +73,25 @@ pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
     let mut trials = Vec::new();
     for t in gpu_trials {
         let found: Vec<(String, String)> = match &t.job {
-            Job::Compare { baseline, candidate, dtype, .. } => [baseline, candidate].iter().flat_map(|v| programs(v, *dtype)).collect(),
+            Job::Compare {
+                baseline,
+                candidate,
+                dtype,
+                ..
+            } => [baseline, candidate]
+                .iter()
+                .flat_map(|v| programs(v, *dtype))
+                .collect(),
             Job::Check { variant, dtype, .. } => programs(variant, *dtype),
-            Job::Sweep { points, dtype, .. } => points.iter().flat_map(|v| programs(v, *dtype)).collect(),
-            Job::Fault { config, fault, dtype, .. } => programs(
+            Job::Sweep { points, dtype, .. } => {
+                points.iter().flat_map(|v| programs(v, *dtype)).collect()
+            }
+            Job::Fault {
+                config,
+                fault,
+                dtype,
+                ..
+            } => programs(
                 &VariantSpec::gemm(t.name.replace("::", "_"), config.clone().with_fault(*fault)),
                 *dtype,
             ),
@@ -89,7 +120,10 @@ pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
 /// A kernel's ptxas report is clean: no spills, no stack, no warning about wgmma serialization or setmaxnreg.
 pub fn check_resources(report: &crate::compile::ResourceReport) -> std::result::Result<(), String> {
     if report.spills() > 0 {
-        return Err(format!("register spills or stack frame: {:?}", report.functions));
+        return Err(format!(
+            "register spills or stack frame: {:?}",
+            report.functions
+        ));
     }
     let bad: Vec<&String> = report
         .warnings
@@ -109,8 +143,15 @@ pub fn print_record(r: &TrialRecord) {
         println!("  seed (B200): {seed}");
     }
     for v in &r.variants {
-        let timing = v.median_us.map(|us| format!(", {us:.1} us, {:.0} TFLOP/s", v.tflops.unwrap_or(0.0))).unwrap_or_default();
-        let check = v.check.as_ref().map(|c| format!(", {}", c.summary())).unwrap_or_default();
+        let timing = v
+            .median_us
+            .map(|us| format!(", {us:.1} us, {:.0} TFLOP/s", v.tflops.unwrap_or(0.0)))
+            .unwrap_or_default();
+        let check = v
+            .check
+            .as_ref()
+            .map(|c| format!(", {}", c.summary()))
+            .unwrap_or_default();
         println!("  {}: {}{timing}{check}", v.name, v.label);
     }
     println!("  outcome: {}", r.outcome);
@@ -127,22 +168,32 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     let mut args = Arguments::from_args();
     // GPU trials must not overlap: one at a time, whatever the machine's core count.
     args.test_threads = Some(1);
-    let available: Arc<std::result::Result<(), String>> = Arc::new(if gpu_trials.is_empty() || args.list {
-        Ok(())
-    } else {
-        device::hopper_available().map(|_| ())
-    });
+    let available: Arc<std::result::Result<(), String>> =
+        Arc::new(if gpu_trials.is_empty() || args.list {
+            Ok(())
+        } else {
+            device::hopper_available().map(|_| ())
+        });
     // The results file is rewritten after every GPU trial, so a run cut short still leaves what it measured.
-    let run_file = Arc::new(Mutex::new(RunFile { suite: suite.to_string(), environment: Environment::capture(), trials: Vec::new() }));
+    let run_file = Arc::new(Mutex::new(RunFile {
+        suite: suite.to_string(),
+        environment: Environment::capture(),
+        trials: Vec::new(),
+    }));
     let mut trials = cpu_trials;
     for t in gpu_trials {
         let (available, run_file) = (available.clone(), run_file.clone());
         let name = t.name.clone();
-        let deadline = t.deadline_s.map(std::time::Duration::from_secs_f64).unwrap_or_else(isolate::trial_deadline);
+        let deadline = t
+            .deadline_s
+            .map(std::time::Duration::from_secs_f64)
+            .unwrap_or_else(isolate::trial_deadline);
         trials.push(
             Trial::ignorable_test(t.name, move || {
                 if let Err(reason) = available.as_ref() {
-                    return Ok(Completion::ignored_with(format!("needs a Hopper GPU: {reason}")));
+                    return Ok(Completion::ignored_with(format!(
+                        "needs a Hopper GPU: {reason}"
+                    )));
                 }
                 let outcome = isolate::run_in_child(&name, &t.job, deadline);
                 let mut r = outcome.record;
@@ -150,7 +201,11 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                     r.passed = r.outcome.starts_with("timeout:");
                     r.outcome = format!("expected the host deadline to end it: {}", r.outcome);
                 }
-                let extra: Vec<&str> = outcome.output.lines().filter(|l| !l.trim().is_empty()).collect();
+                let extra: Vec<&str> = outcome
+                    .output
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .collect();
                 for line in extra.iter().rev().take(20).rev() {
                     println!("  | {line}");
                 }

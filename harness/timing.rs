@@ -24,7 +24,13 @@ pub struct TimingSettings {
 
 impl Default for TimingSettings {
     fn default() -> Self {
-        TimingSettings { target_batch_ms: 3.0, warmup_ms: 1000.0, min_pairs: 12, max_pairs: 400, budget_s: 12.0 }
+        TimingSettings {
+            target_batch_ms: 3.0,
+            warmup_ms: 1000.0,
+            min_pairs: 12,
+            max_pairs: 400,
+            budget_s: 12.0,
+        }
     }
 }
 
@@ -75,9 +81,21 @@ pub struct Comparison {
 }
 
 /// Launches `v` `launches` times between two events; returns the elapsed milliseconds.
-fn batch(gpu: &Gpu, v: &dyn Variant, launches: u32, sets: usize, next_set: &mut usize) -> Result<f64> {
-    let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
-    let end = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("creating an event")?;
+fn batch(
+    gpu: &Gpu,
+    v: &dyn Variant,
+    launches: u32,
+    sets: usize,
+    next_set: &mut usize,
+) -> Result<f64> {
+    let start = gpu
+        .ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .during("creating an event")?;
+    let end = gpu
+        .ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .during("creating an event")?;
     start.record(&gpu.stream).during("recording an event")?;
     for _ in 0..launches {
         v.launch(gpu, *next_set % sets)?;
@@ -85,11 +103,19 @@ fn batch(gpu: &Gpu, v: &dyn Variant, launches: u32, sets: usize, next_set: &mut 
     }
     end.record(&gpu.stream).during("recording an event")?;
     gpu.synchronize()?;
-    start.elapsed_ms(&end).map(f64::from).during("reading an event")
+    start
+        .elapsed_ms(&end)
+        .map(f64::from)
+        .during("reading an event")
 }
 
 /// Runs both variants for the warm-up time, then picks each one's launches per batch from a trial batch.
-fn calibrate(gpu: &Gpu, vs: [&dyn Variant; 2], sets: usize, settings: &TimingSettings) -> Result<[u32; 2]> {
+fn calibrate(
+    gpu: &Gpu,
+    vs: [&dyn Variant; 2],
+    sets: usize,
+    settings: &TimingSettings,
+) -> Result<[u32; 2]> {
     let t0 = Instant::now();
     let mut set = 0;
     while t0.elapsed().as_secs_f64() * 1e3 < settings.warmup_ms {
@@ -131,9 +157,22 @@ pub fn compare(
             (batch(gpu, baseline, launches[0], sets, &mut set)?, tb)
         };
         let clock = gpu.sm_clock_mhz();
-        let (ua, ub) = (ta * 1e3 / f64::from(launches[0]), tb * 1e3 / f64::from(launches[1]));
-        a_batches.push(Batch { us_per_launch: ua, launches: launches[0], sm_clock_mhz: clock, ran_first: baseline_first });
-        b_batches.push(Batch { us_per_launch: ub, launches: launches[1], sm_clock_mhz: clock, ran_first: !baseline_first });
+        let (ua, ub) = (
+            ta * 1e3 / f64::from(launches[0]),
+            tb * 1e3 / f64::from(launches[1]),
+        );
+        a_batches.push(Batch {
+            us_per_launch: ua,
+            launches: launches[0],
+            sm_clock_mhz: clock,
+            ran_first: baseline_first,
+        });
+        b_batches.push(Batch {
+            us_per_launch: ub,
+            launches: launches[1],
+            sm_clock_mhz: clock,
+            ran_first: !baseline_first,
+        });
         log_ratios.push((ub / ua).ln());
         let n = log_ratios.len();
         if n >= settings.min_pairs && n % 2 == 0 {
@@ -148,9 +187,14 @@ pub fn compare(
             break paired_estimate(&log_ratios[..even.max(n.min(2))], stats_settings);
         }
     };
-    let clocks: Vec<f64> = a_batches.iter().filter_map(|b| b.sm_clock_mhz.map(f64::from)).collect();
+    let clocks: Vec<f64> = a_batches
+        .iter()
+        .filter_map(|b| b.sm_clock_mhz.map(f64::from))
+        .collect();
     let clock_median = (!clocks.is_empty()).then(|| stats::median(&clocks));
-    let low_clock_pairs = clock_median.map(|m| clocks.iter().filter(|&&c| c < 0.9 * m).count()).unwrap_or(0);
+    let low_clock_pairs = clock_median
+        .map(|m| clocks.iter().filter(|&&c| c < 0.9 * m).count())
+        .unwrap_or(0);
     let us = |bs: &[Batch]| stats::median(&bs.iter().map(|b| b.us_per_launch).collect::<Vec<_>>());
     Ok(Comparison {
         baseline: baseline.label(),
@@ -162,7 +206,12 @@ pub fn compare(
         low_clock_pairs,
         throttle_reasons: gpu
             .throttle_reasons()
-            .map(|m| crate::nvml::describe_throttle(m).into_iter().map(String::from).collect())
+            .map(|m| {
+                crate::nvml::describe_throttle(m)
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            })
             .unwrap_or_default(),
         baseline_batches: a_batches,
         candidate_batches: b_batches,
@@ -174,8 +223,16 @@ pub fn compare(
 }
 
 /// Median time of one variant alone (for figures where no comparison is asked): `batches` batches.
-pub fn time_alone(gpu: &Gpu, v: &dyn Variant, sets: usize, settings: &TimingSettings, batches: usize) -> Result<Vec<f64>> {
+pub fn time_alone(
+    gpu: &Gpu,
+    v: &dyn Variant,
+    sets: usize,
+    settings: &TimingSettings,
+    batches: usize,
+) -> Result<Vec<f64>> {
     let launches = calibrate(gpu, [v, v], sets, settings)?[0];
     let mut set = 0;
-    (0..batches).map(|_| Ok(batch(gpu, v, launches, sets, &mut set)? * 1e3 / f64::from(launches))).collect()
+    (0..batches)
+        .map(|_| Ok(batch(gpu, v, launches, sets, &mut set)? * 1e3 / f64::from(launches)))
+        .collect()
 }

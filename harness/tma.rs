@@ -30,19 +30,27 @@ impl TmaParams {
     /// The driver's constraints, checked here so that a bad map is a sentence, not CUDA_ERROR_INVALID_VALUE.
     pub fn validate(&self) -> Result<()> {
         if self.dims.is_empty() || self.dims.len() > 5 || self.box_dims.len() != self.dims.len() {
-            return config_err("a tensor map has 1 to 5 dimensions, with one box size per dimension");
+            return config_err(
+                "a tensor map has 1 to 5 dimensions, with one box size per dimension",
+            );
         }
         for (i, (&b, &d)) in self.box_dims.iter().zip(&self.dims).enumerate() {
             if b == 0 || b > 256 {
-                return config_err(format!("TMA box dimension {i} is {b}: each box dimension must be 1..=256"));
+                return config_err(format!(
+                    "TMA box dimension {i} is {b}: each box dimension must be 1..=256"
+                ));
             }
             if u64::from(b) > d {
-                return config_err(format!("TMA box dimension {i} ({b}) is larger than the tensor ({d})"));
+                return config_err(format!(
+                    "TMA box dimension {i} ({b}) is larger than the tensor ({d})"
+                ));
             }
         }
         let inner_bytes = self.box_dims[0] * 2;
         if inner_bytes % 16 != 0 {
-            return config_err(format!("TMA box inner dimension is {inner_bytes} bytes: it must be a multiple of 16"));
+            return config_err(format!(
+                "TMA box inner dimension is {inner_bytes} bytes: it must be a multiple of 16"
+            ));
         }
         let span = self.swizzle.bytes();
         if span != 0 && inner_bytes > span {
@@ -52,7 +60,9 @@ impl TmaParams {
         }
         for &s in &self.strides {
             if s % 16 != 0 || s >= 1 << 40 {
-                return config_err(format!("TMA global stride {s} bytes: strides must be multiples of 16 below 2^40"));
+                return config_err(format!(
+                    "TMA global stride {s} bytes: strides must be multiples of 16 below 2^40"
+                ));
             }
         }
         Ok(())
@@ -63,7 +73,13 @@ impl TmaParams {
 /// Swizzled: a plain 2-D map, one box per stage. Unswizzled: the wgmma core-matrix layout through a 4-D map
 /// {8 elements, 8 rows, k/8 slices, rows/8 groups}, so each 8-row group keeps its K slices side by side
 /// (LBO = 128 B between K-adjacent core matrices, SBO = tile_k * 16 B between row groups).
-pub fn operand(rows: usize, k: usize, box_rows: u32, tile_k: u32, swizzle: Swizzle) -> Result<TmaParams> {
+pub fn operand(
+    rows: usize,
+    k: usize,
+    box_rows: u32,
+    tile_k: u32,
+    swizzle: Swizzle,
+) -> Result<TmaParams> {
     let row_bytes = (k * 2) as u64;
     let p = match swizzle {
         Swizzle::None => TmaParams {

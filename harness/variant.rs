@@ -34,7 +34,13 @@ pub struct GemmKernel<'a> {
 
 impl<'a> GemmKernel<'a> {
     /// Validates the config against the shape and device, compiles it, and encodes the tensor maps of every set.
-    pub fn new(gpu: &Gpu, label: &str, config: &GemmConfig, operands: &'a Operands, hang: &'a HangWatch) -> Result<Self> {
+    pub fn new(
+        gpu: &Gpu,
+        label: &str,
+        config: &GemmConfig,
+        operands: &'a Operands,
+        hang: &'a HangWatch,
+    ) -> Result<Self> {
         let shape = &operands.shape;
         config.validate_shape(shape)?;
         let raster = config.raster_group(shape)? as i32;
@@ -42,7 +48,13 @@ impl<'a> GemmKernel<'a> {
         let kernel = Kernel::load(gpu, &compiled, "gemm_kernel")?;
         kernel.set_dynamic_smem(gpu, config.smem_bytes())?;
         let a_params = tma::operand(shape.m, shape.k, config.bm(), config.tile_k, config.swizzle)?;
-        let b_params = tma::operand(shape.n, shape.k, config.bn / config.cluster_m, config.tile_k, config.swizzle)?;
+        let b_params = tma::operand(
+            shape.n,
+            shape.k,
+            config.bn / config.cluster_m,
+            config.tile_k,
+            config.swizzle,
+        )?;
         let c_params = tma::output(shape.m, shape.n)?;
         let maps = operands
             .sets
@@ -90,7 +102,8 @@ impl Variant for GemmKernel<'_> {
         let shape = &self.operands.shape;
         let [mut ta, mut tb, mut tc] = self.maps[set];
         let mut c = self.operands.sets[set].c();
-        let (mut m, mut n, mut k, mut raster) = (shape.m as i32, shape.n as i32, shape.k as i32, self.raster);
+        let (mut m, mut n, mut k, mut raster) =
+            (shape.m as i32, shape.n as i32, shape.k as i32, self.raster);
         let mut rec = self.hang.device_ptr();
         let mut params: [*mut c_void; 9] = [
             &mut ta as *mut _ as *mut c_void,

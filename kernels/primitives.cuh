@@ -107,12 +107,16 @@ __device__ __forceinline__ void report_hang(HangRecord* rec, u32 site, u32 parit
 }
 
 // Wait for the phase of the given parity. With BOUNDED_WAITS the wait gives up after HANG_TIMEOUT_NS,
-// records where it was stuck and traps, so a protocol bug becomes a diagnosis instead of a frozen GPU.
+// records where it was stuck and traps, so a protocol bug becomes a diagnosis instead of a frozen GPU. The clock
+// is read once per 64 failed polls, so a wait that is about to succeed is not slowed by reading it.
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity, u32 site, HangRecord* rec) {
   if (mbar_try_wait(bar, parity)) return;
 #if BOUNDED_WAITS
   const u64 start = global_timer_ns();
-  while (!mbar_try_wait(bar, parity)) {
+  for (;;) {
+#pragma unroll 1
+    for (int i = 0; i < 64; i++)
+      if (mbar_try_wait(bar, parity)) return;
     const u64 waited = global_timer_ns() - start;
     if (waited > HANG_TIMEOUT_NS) report_hang(rec, site, parity, waited);
   }
