@@ -172,7 +172,7 @@ impl GemmConfig {
         if self.stages == 0 || self.stages > 16 {
             return config_err(format!("stages must be 1..=16, got {}", self.stages));
         }
-        if self.tile_k < 16 || self.tile_k % 16 != 0 {
+        if self.tile_k < 16 || !self.tile_k.is_multiple_of(16) {
             return config_err(format!(
                 "tile_k must be a multiple of 16 (one wgmma k-step), got {}",
                 self.tile_k
@@ -263,7 +263,7 @@ impl GemmConfig {
     pub fn validate_shape(&self, shape: &Shape) -> Result<()> {
         self.validate()?;
         let rows = self.bm() * self.cluster_m;
-        if shape.m % rows as usize != 0 {
+        if !shape.m.is_multiple_of(rows as usize) {
             return config_err(format!(
                 "{}: M = {} is not a multiple of the tile's {} rows ({} per CTA x cluster of {})",
                 shape.name,
@@ -273,20 +273,20 @@ impl GemmConfig {
                 self.cluster_m
             ));
         }
-        if shape.n % self.bn as usize != 0 {
+        if !shape.n.is_multiple_of(self.bn as usize) {
             return config_err(format!(
                 "{}: N = {} is not a multiple of the tile width {}",
                 shape.name, shape.n, self.bn
             ));
         }
-        if shape.k % self.tile_k as usize != 0 {
+        if !shape.k.is_multiple_of(self.tile_k as usize) {
             return config_err(format!(
                 "{}: K = {} is not a multiple of tile_k = {}",
                 shape.name, shape.k, self.tile_k
             ));
         }
         // TMA: global strides are multiples of 16 bytes, every index fits the map's 32-bit coordinates.
-        if (shape.k * 2) % 16 != 0 || (shape.n * 2) % 16 != 0 {
+        if !(shape.k * 2).is_multiple_of(16) || !(shape.n * 2).is_multiple_of(16) {
             return config_err(format!(
                 "{}: TMA needs 16-byte aligned row strides: K and N must be multiples of 8 (K = {}, N = {})",
                 shape.name, shape.k, shape.n
@@ -315,7 +315,7 @@ impl GemmConfig {
     pub fn raster_group(&self, shape: &Shape) -> Result<u32> {
         let rows = self.tile_rows(shape);
         match self.raster {
-            Raster::Group(g) if rows % g != 0 => config_err(format!(
+            Raster::Group(g) if !rows.is_multiple_of(g) => config_err(format!(
                 "{}: raster group {g} does not divide the {rows} tile rows of M = {} (tile {} rows): choose a divisor of {rows}",
                 shape.name,
                 shape.m,
@@ -324,7 +324,7 @@ impl GemmConfig {
             Raster::Group(g) => Ok(g),
             Raster::UpTo(g) => {
                 let mut group = 1u32 << (31 - g.leading_zeros());
-                while group > 1 && rows % group != 0 {
+                while group > 1 && !rows.is_multiple_of(group) {
                     group /= 2;
                 }
                 Ok(group.max(1))

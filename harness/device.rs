@@ -89,19 +89,24 @@ pub fn query(ordinal: usize) -> Result<DeviceInfo> {
     })
 }
 
+/// The kernels are built for sm_90a: only compute capability 9.0 runs them.
+pub fn check_arch(info: &DeviceInfo) -> Result<()> {
+    if info.is_hopper() {
+        return Ok(());
+    }
+    Err(Error::WrongArch {
+        found: format!(
+            "{} (compute capability {}.{})",
+            info.name, info.compute_capability.0, info.compute_capability.1
+        ),
+        needed: "compute capability 9.0 (H100/H200, sm_90a)".into(),
+    })
+}
+
 /// Ok(info) if the Hopper trials can run here, else the reason they cannot (for ignored trials).
 pub fn hopper_available() -> std::result::Result<DeviceInfo, String> {
     let info = query(0).map_err(|e| e.to_string())?;
-    if !info.is_hopper() {
-        return Err(Error::WrongArch {
-            found: format!(
-                "{} (compute capability {}.{})",
-                info.name, info.compute_capability.0, info.compute_capability.1
-            ),
-            needed: "compute capability 9.0 (H100/H200, sm_90a)".into(),
-        }
-        .to_string());
-    }
+    check_arch(&info).map_err(|e| e.to_string())?;
     if let Err(e) = probe::require(&[probe::NVRTC, probe::CUBLAS, probe::CUBLASLT]) {
         return Err(e.to_string());
     }
@@ -119,15 +124,7 @@ pub struct Gpu {
 impl Gpu {
     pub fn open() -> Result<Gpu> {
         let info = query(0)?;
-        if !info.is_hopper() {
-            return Err(Error::WrongArch {
-                found: format!(
-                    "{} (compute capability {}.{})",
-                    info.name, info.compute_capability.0, info.compute_capability.1
-                ),
-                needed: "compute capability 9.0 (sm_90a)".into(),
-            });
-        }
+        check_arch(&info)?;
         probe::require(&[probe::NVRTC, probe::CUBLAS, probe::CUBLASLT])?;
         let ctx = CudaContext::new(0).during("creating the CUDA context")?;
         let stream = ctx.new_stream().during("creating a stream")?;
@@ -165,5 +162,26 @@ impl Gpu {
             .mem_get_info()
             .map(|(free, _)| free)
             .during("reading free device memory")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_hopper_passes_the_architecture_check() {
+        let mut info = DeviceInfo {
+            name: "NVIDIA A100".into(),
+            compute_capability: (8, 0),
+            ..Default::default()
+        };
+        let msg = check_arch(&info).unwrap_err().to_string();
+        assert!(
+            msg.contains("wrong GPU architecture") && msg.contains("8.0") && msg.contains("9.0"),
+            "{msg}"
+        );
+        info.compute_capability = (9, 0);
+        assert!(check_arch(&info).is_ok());
     }
 }

@@ -120,7 +120,7 @@ mod tests {
     fn sentence_names_role_barrier_phase_and_block() {
         let r = HangRecord {
             claimed: 1,
-            site: (1 << 16) | (0 << 8) | 2,
+            site: (1 << 16) | 2,
             parity: 1,
             block: [3, 0, 0],
             thread: 128,

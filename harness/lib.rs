@@ -31,6 +31,9 @@ pub mod timing;
 pub mod tma;
 pub mod variant;
 
+#[cfg(test)]
+mod validation_tests;
+
 pub use config::{Fault, GemmConfig, Raster, Swizzle};
 pub use job::{Caught, Expect, Job, SweepExpect, VariantSpec};
 pub use ladder::Rung;

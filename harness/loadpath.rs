@@ -64,7 +64,10 @@ impl LoadPathConfig {
     }
     pub fn validate_shape(&self, shape: &Shape) -> Result<()> {
         self.validate()?;
-        if shape.m % ROWS as usize != 0 || shape.n % ROWS as usize != 0 || shape.k % 64 != 0 {
+        if !shape.m.is_multiple_of(ROWS as usize)
+            || !shape.n.is_multiple_of(ROWS as usize)
+            || !shape.k.is_multiple_of(64)
+        {
             return config_err(format!(
                 "{}: the load path needs M and N multiples of 128 and K a multiple of 64",
                 shape.name

@@ -22,6 +22,14 @@ impl DType {
             _ => None,
         }
     }
+    /// Like `parse`, with an error naming what is supported.
+    pub fn from_name(s: &str) -> crate::error::Result<DType> {
+        DType::parse(s).ok_or_else(|| {
+            crate::error::Error::Config(format!(
+                "unsupported dtype `{s}`: the kernels take fp16 or bf16 inputs (fp32 accumulation)"
+            ))
+        })
+    }
     /// NaN in this type's bits: written over every output before a correctness run.
     pub fn nan_bits(self) -> u16 {
         match self {

@@ -47,7 +47,7 @@ impl TmaParams {
             }
         }
         let inner_bytes = self.box_dims[0] * 2;
-        if inner_bytes % 16 != 0 {
+        if !inner_bytes.is_multiple_of(16) {
             return config_err(format!(
                 "TMA box inner dimension is {inner_bytes} bytes: it must be a multiple of 16"
             ));
@@ -114,7 +114,7 @@ pub fn output(m: usize, n: usize) -> Result<TmaParams> {
 /// Encodes a map over the 16-bit tensor at `address`.
 pub fn encode(params: &TmaParams, address: sys::CUdeviceptr, dtype: DType) -> Result<TmaDesc> {
     params.validate()?;
-    if address % 16 != 0 {
+    if !address.is_multiple_of(16) {
         return config_err("TMA global address must be 16-byte aligned");
     }
     let data_type = match dtype {

@@ -1,0 +1,140 @@
+//! Every bad-input message, checked on the CPU: each names the constraint it enforces, before any launch.
+
+use crate::config::{Raster, Swizzle};
+use crate::error::{CudaContext as _, Error};
+use crate::ladder::{parse_spec, Rung};
+use crate::problem::{shape, DType, Shape};
+use crate::tma;
+
+fn err(r: crate::error::Result<impl std::fmt::Debug>) -> String {
+    r.expect_err("expected an error").to_string()
+}
+
+#[test]
+fn shape_not_a_multiple_of_the_tile() {
+    let m = err(Rung::top()
+        .config()
+        .validate_shape(&Shape::new("odd", 100, 4096, 4096)));
+    assert!(
+        m.contains("M = 100 is not a multiple of the tile's 128 rows"),
+        "{m}"
+    );
+    let n = err(Rung::KLoop
+        .config()
+        .validate_shape(&Shape::new("odd", 128, 200, 64)));
+    assert!(
+        n.contains("N = 200 is not a multiple of the tile width 128"),
+        "{n}"
+    );
+    let k = err(Rung::Swizzle128
+        .config()
+        .validate_shape(&Shape::new("odd", 128, 128, 96)));
+    assert!(k.contains("K = 96 is not a multiple of tile_k = 64"), "{k}");
+}
+
+#[test]
+fn tma_stride_alignment_and_box_limits() {
+    let stride = err(tma::operand(128, 100, 128, 64, Swizzle::B128));
+    assert!(stride.contains("multiples of 16"), "{stride}");
+    let big_box = err(tma::operand(1024, 1024, 512, 64, Swizzle::B128));
+    assert!(
+        big_box.contains("each box dimension must be 1..=256"),
+        "{big_box}"
+    );
+    let wide = tma::TmaParams {
+        dims: vec![256, 256],
+        strides: vec![512],
+        box_dims: vec![128, 64],
+        swizzle: Swizzle::B128,
+    };
+    assert!(err(wide.validate()).contains("a 128B swizzle allows at most 128"));
+    // A shape whose rows are not 16-byte aligned is caught by the config too.
+    let c = Rung::KLoop.config();
+    assert!(
+        err(c.validate_shape(&Shape::new("k8", 128, 128, 16 + 8))).contains("multiple of tile_k")
+    );
+}
+
+#[test]
+fn shared_memory_over_the_limit() {
+    let m = err(Rung::top().config().with_stages(6).validate());
+    assert!(
+        m.contains("shared memory over the limit") && m.contains("232448"),
+        "{m}"
+    );
+}
+
+#[test]
+fn cluster_size() {
+    let m = err(Rung::Multicast.config().with_cluster(4).validate());
+    assert!(m.contains("cluster size must be 1 or 2"), "{m}");
+    let single = err(Rung::Pipeline.config().with_cluster(2).validate());
+    assert!(single.contains("no cluster"), "{single}");
+}
+
+#[test]
+fn raster_group_that_does_not_divide_the_grid() {
+    let c = Rung::TmaEpilogue.config().with_raster(Raster::Group(4));
+    let m = err(c.validate_shape(&shape("decode_attn_out")));
+    assert!(
+        m.contains("raster group 4 does not divide the 2 tile rows of M = 256"),
+        "{m}"
+    );
+    // UpTo picks the largest power of two that divides.
+    let up = Rung::TmaEpilogue.config().with_raster(Raster::UpTo(8));
+    assert_eq!(up.raster_group(&shape("decode_attn_out")).unwrap(), 2);
+    assert_eq!(up.raster_group(&shape("square4096")).unwrap(), 8);
+    assert!(err(Rung::KLoop
+        .config()
+        .with_raster(Raster::Group(0))
+        .validate())
+    .contains("at least 1"));
+}
+
+#[test]
+fn unsupported_dtype() {
+    let m = err(DType::from_name("fp8"));
+    assert!(
+        m.contains("unsupported dtype `fp8`") && m.contains("fp16 or bf16"),
+        "{m}"
+    );
+    assert_eq!(DType::from_name("BF16").unwrap(), DType::BF16);
+}
+
+#[test]
+fn no_gpu_at_all() {
+    let m = err(crate::probe::require(&["gemm_ablate_no_such_library"]));
+    assert!(
+        m.contains("no usable GPU") && m.contains("libgemm_ablate_no_such_library"),
+        "{m}"
+    );
+}
+
+#[test]
+fn device_memory_exhausted() {
+    let r: std::result::Result<(), &str> =
+        Err("DriverError(CUDA_ERROR_OUT_OF_MEMORY, \"out of memory\")");
+    let m = r.during("allocating 470 MB").unwrap_err().to_string();
+    assert!(
+        m.contains("device memory exhausted") && m.contains("allocating 470 MB"),
+        "{m}"
+    );
+}
+
+#[test]
+fn invalid_switch_combinations_name_the_rule() {
+    assert!(err(Rung::KLoop
+        .config()
+        .with_swizzle(Swizzle::B128, 16)
+        .validate())
+    .contains("needs tile_k = 64"));
+    assert!(err(Rung::TwoConsumers.config().with_pingpong(true).validate()).contains("persistent"));
+    let wide = crate::config::GemmConfig {
+        wg_m: 128,
+        bn: 256,
+        ..Rung::Swizzle128.config()
+    };
+    assert!(err(wide.validate()).contains("accumulator registers"));
+    assert!(err(parse_spec("rung3:stages=x")).contains("wants a number"));
+    assert!(matches!(parse_spec("rung0"), Err(Error::Config(_))));
+}
