@@ -47,6 +47,14 @@ impl Kernel {
     }
 }
 
+/// The kernel-parameter array cuLaunchKernelEx takes: a pointer to each argument's value, in order.
+#[macro_export]
+macro_rules! kernel_params {
+    ($($arg:expr),* $(,)?) => {
+        [$($arg as *mut _ as *mut std::ffi::c_void),*]
+    };
+}
+
 /// Grid, block, shared memory and cluster of one launch.
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchShape {

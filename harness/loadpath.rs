@@ -14,7 +14,6 @@ use crate::source;
 use crate::tma::{self, TmaDesc, TmaParams};
 use crate::variant::Variant;
 use serde::{Deserialize, Serialize};
-use std::ffi::c_void;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoadPathConfig {
@@ -178,15 +177,8 @@ impl<'a> LoadPathKernel<'a> {
         let [mut ta, mut tb] = self.maps[set];
         let (mut m, mut n, mut k) = (s.m as i32, s.n as i32, s.k as i32);
         let (mut sum, mut rec) = (self.checksum.ptr(), self.hang.device_ptr());
-        let mut params: [*mut c_void; 7] = [
-            &mut ta as *mut _ as *mut c_void,
-            &mut tb as *mut _ as *mut c_void,
-            &mut m as *mut _ as *mut c_void,
-            &mut n as *mut _ as *mut c_void,
-            &mut k as *mut _ as *mut c_void,
-            &mut sum as *mut _ as *mut c_void,
-            &mut rec as *mut _ as *mut c_void,
-        ];
+        let mut params =
+            crate::kernel_params![&mut ta, &mut tb, &mut m, &mut n, &mut k, &mut sum, &mut rec];
         unsafe { launch(gpu, kernel, self.shape, &mut params) }
     }
 

@@ -8,7 +8,6 @@ use crate::launch::{launch, Kernel, LaunchShape};
 use crate::memory::DeviceBuffer;
 use crate::problem::{DType, Shape};
 use crate::source;
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Pattern written into C's guard bands; any other value found there after a launch is an out-of-bounds store.
@@ -56,11 +55,7 @@ impl Util {
         let mut seed =
             nanos ^ (CALLS.fetch_add(1, Ordering::Relaxed) << 48) ^ u64::from(std::process::id());
         let (mut out, mut n) = (ptr, elems as u64);
-        let mut params: [*mut c_void; 3] = [
-            &mut out as *mut _ as *mut c_void,
-            &mut n as *mut _ as *mut c_void,
-            &mut seed as *mut _ as *mut c_void,
-        ];
+        let mut params = crate::kernel_params![&mut out, &mut n, &mut seed];
         unsafe { launch(gpu, &self.fill, self.grid_for(elems), &mut params) }
     }
 
@@ -71,12 +66,7 @@ impl Util {
         // Slot 5 holds the first unwritten index: it starts at "none".
         stats.fill_u16_range(gpu, 20, 4, 0xFFFF)?;
         let (mut o, mut r, mut n, mut s) = (out, reference, elems as u64, stats.ptr());
-        let mut params: [*mut c_void; 4] = [
-            &mut o as *mut _ as *mut c_void,
-            &mut r as *mut _ as *mut c_void,
-            &mut n as *mut _ as *mut c_void,
-            &mut s as *mut _ as *mut c_void,
-        ];
+        let mut params = crate::kernel_params![&mut o, &mut r, &mut n, &mut s];
         unsafe { launch(gpu, &self.compare, self.grid_for(elems), &mut params)? };
         let v: Vec<u64> = stats.read(gpu)?;
         Ok([v[0], v[1], v[2], v[3], v[4], v[5], v[6]])
@@ -87,11 +77,7 @@ impl Util {
         let out = DeviceBuffer::new(gpu, 8)?;
         out.zero(gpu)?;
         let (mut p, mut n, mut o) = (ptr, elems as u64, out.ptr());
-        let mut params: [*mut c_void; 3] = [
-            &mut p as *mut _ as *mut c_void,
-            &mut n as *mut _ as *mut c_void,
-            &mut o as *mut _ as *mut c_void,
-        ];
+        let mut params = crate::kernel_params![&mut p, &mut n, &mut o];
         unsafe { launch(gpu, &self.sum, self.grid_for(elems), &mut params)? };
         Ok(out.read::<u64>(gpu)?[0])
     }
@@ -101,12 +87,7 @@ impl Util {
         let count = DeviceBuffer::new(gpu, 8)?;
         count.zero(gpu)?;
         let (mut g, mut n, mut pat, mut c) = (ptr, elems as u64, GUARD_PATTERN, count.ptr());
-        let mut params: [*mut c_void; 4] = [
-            &mut g as *mut _ as *mut c_void,
-            &mut n as *mut _ as *mut c_void,
-            &mut pat as *mut _ as *mut c_void,
-            &mut c as *mut _ as *mut c_void,
-        ];
+        let mut params = crate::kernel_params![&mut g, &mut n, &mut pat, &mut c];
         unsafe { launch(gpu, &self.check_guard, self.grid_for(elems), &mut params)? };
         Ok(count.read::<u64>(gpu)?[0])
     }

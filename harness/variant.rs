@@ -11,7 +11,6 @@ use crate::operands::{OperandSet, Operands};
 use crate::problem::DType;
 use crate::source;
 use crate::tma::{self, TmaDesc};
-use std::ffi::c_void;
 
 pub trait Variant {
     fn label(&self) -> String;
@@ -105,16 +104,16 @@ impl Variant for GemmKernel<'_> {
         let (mut m, mut n, mut k, mut raster) =
             (shape.m as i32, shape.n as i32, shape.k as i32, self.raster);
         let mut rec = self.hang.device_ptr();
-        let mut params: [*mut c_void; 9] = [
-            &mut ta as *mut _ as *mut c_void,
-            &mut tb as *mut _ as *mut c_void,
-            &mut tc as *mut _ as *mut c_void,
-            &mut c as *mut _ as *mut c_void,
-            &mut m as *mut _ as *mut c_void,
-            &mut n as *mut _ as *mut c_void,
-            &mut k as *mut _ as *mut c_void,
-            &mut raster as *mut _ as *mut c_void,
-            &mut rec as *mut _ as *mut c_void,
+        let mut params = crate::kernel_params![
+            &mut ta,
+            &mut tb,
+            &mut tc,
+            &mut c,
+            &mut m,
+            &mut n,
+            &mut k,
+            &mut raster,
+            &mut rec
         ];
         unsafe { launch(gpu, &self.kernel, self.shape, &mut params) }
     }
