@@ -454,3 +454,78 @@ impl GemmConfig {
         self.mainloop_loads && self.mainloop_mma && self.fault.is_none()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ladder::Rung;
+
+    #[test]
+    fn descriptor_fields_match_the_layouts_verified_on_the_h200() {
+        // platform-facts.md: core-matrix layout with K slices side by side per 8-row group: LBO 128, SBO 256 (k16).
+        let plain = Rung::KLoop.config().operand_layout();
+        assert_eq!(
+            plain,
+            OperandLayout {
+                lbo: 128,
+                sbo: 256,
+                mode: 0,
+                k16_step: 256
+            }
+        );
+        // 128B swizzle: SBO 1024, descriptor mode 1, 32 bytes per k16 step along the 128-byte row.
+        let sw = Rung::Swizzle128.config().operand_layout();
+        assert_eq!(
+            sw,
+            OperandLayout {
+                lbo: 16,
+                sbo: 1024,
+                mode: 1,
+                k16_step: 32
+            }
+        );
+        assert_eq!(
+            Rung::KLoop
+                .config()
+                .with_swizzle(Swizzle::B64, 32)
+                .operand_layout()
+                .mode,
+            2
+        );
+        assert_eq!(
+            Rung::KLoop
+                .config()
+                .with_swizzle(Swizzle::B32, 16)
+                .operand_layout()
+                .sbo,
+            256
+        );
+    }
+
+    #[test]
+    fn shared_memory_plan_and_grid() {
+        let top = Rung::top().config();
+        assert_eq!(top.stage_bytes(), (64 + 256) * 64 * 2);
+        assert_eq!(top.smem_bytes(), 1024 + 4 * 40960 + 2 * 2 * 8192 + 8 * 10);
+        assert_eq!(top.grid(&crate::problem::shape("square4096"), 132), 132);
+        let r5 = Rung::TmaEpilogue.config();
+        assert_eq!(r5.grid(&crate::problem::shape("square4096"), 132), 32 * 32);
+        assert_eq!(
+            Rung::Multicast
+                .config()
+                .grid(&crate::problem::shape("decode_attn_out"), 132),
+            2 * 64
+        );
+    }
+
+    #[test]
+    fn defines_name_every_switch_once() {
+        let d = Rung::top().config().defines(crate::problem::DType::BF16);
+        let mut names: Vec<&str> = d.iter().map(|(k, _)| *k).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), d.len());
+        assert!(d.contains(&("DTYPE_BF16", "1".to_string())));
+        assert!(d.contains(&("HANG_TIMEOUT_NS", "2000000000ull".to_string())));
+    }
+}

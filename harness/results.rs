@@ -108,6 +108,61 @@ mod tests {
     use super::*;
 
     #[test]
+    fn results_round_trip_through_json() {
+        let record = crate::job::TrialRecord {
+            passed: true,
+            outcome: "confirmed".into(),
+            shape: Some(crate::problem::shape("square4096")),
+            dtype: Some(crate::problem::DType::F16),
+            speedup: Some(3.19),
+            flags: vec!["a flag".into()],
+            ..crate::job::TrialRecord::failed(
+                "ablation::swizzle::square4096",
+                "rung4 vs rung3: faster",
+                String::new(),
+            )
+        };
+        let file = RunFile {
+            suite: "ablations".into(),
+            environment: Environment {
+                device: None,
+                commit: "abc".into(),
+                date: format_utc(0),
+                host: "h".into(),
+                nvrtc: Some("13.0".into()),
+                settings: vec![("GEMM_ABLATE_BAND".into(), "0.02".into())],
+            },
+            trials: vec![record],
+        };
+        let json = serde_json::to_string(&file).unwrap();
+        assert_eq!(serde_json::from_str::<RunFile>(&json).unwrap(), file);
+    }
+
+    #[test]
+    fn committed_reference_runs_parse_and_carry_their_provenance() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h200");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let run = RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let device = run
+                .environment
+                .device
+                .expect("a reference run names its GPU");
+            assert_eq!(device.name, "NVIDIA H200");
+            assert!(
+                !run.environment.commit.contains("dirty") && run.environment.commit.len() >= 40
+            );
+            assert!(!run.trials.is_empty());
+            seen += 1;
+        }
+        assert!(seen >= 3);
+    }
+
+    #[test]
     fn utc_formatting() {
         assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(format_utc(1_796_000_000), "2026-11-30T00:53:20Z");

@@ -154,6 +154,29 @@ pub fn print_record(r: &TrialRecord) {
             .unwrap_or_default();
         println!("  {}: {}{timing}{check}", v.name, v.label);
     }
+    if !r.table.is_empty() {
+        println!(
+            "  {:<34} {:>11} {:>18} {:>14} {:>14}",
+            "point", "median us", "rate", "time vs first", "vs previous"
+        );
+        for row in &r.table {
+            match &row.rejected {
+                Some(why) => println!("  {:<34} rejected: {why}", row.point),
+                None => println!(
+                    "  {:<34} {:>11.1} {:>18} {:>14} {:>14}",
+                    row.point,
+                    row.median_us.unwrap_or(f64::NAN),
+                    row.rate
+                        .map(|r| format!("{r:.1} {}", row.rate_unit))
+                        .unwrap_or_default(),
+                    row.relative_time
+                        .map(|t| format!("{t:.3}"))
+                        .unwrap_or_default(),
+                    row.vs_previous.map(|v| v.word()).unwrap_or("-")
+                ),
+            }
+        }
+    }
     println!("  outcome: {}", r.outcome);
     for f in &r.flags {
         println!("  flag: {f}");

@@ -149,3 +149,32 @@ pub fn encode(params: &TmaParams, address: sys::CUdeviceptr, dtype: DType) -> Re
     .during(&format!("encoding a tensor map {params:?}"))?;
     Ok(TmaDesc(map.opaque))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_matrix_layout_map_groups_rows_by_eight() {
+        // A 4096 x 4096 operand, 128-row boxes, tile_k 16, no swizzle: {8 elements, 8 rows, K/8 slices, rows/8 groups}.
+        let p = operand(4096, 4096, 128, 16, Swizzle::None).unwrap();
+        assert_eq!(p.dims, vec![8, 8, 512, 512]);
+        assert_eq!(p.strides, vec![8192, 16, 65536]);
+        assert_eq!(p.box_dims, vec![8, 8, 2, 16]);
+        assert_eq!(p.box_bytes(), 128 * 16 * 2);
+    }
+
+    #[test]
+    fn swizzled_map_is_one_box_per_stage() {
+        let p = operand(8192, 8192, 256, 64, Swizzle::B128).unwrap();
+        assert_eq!(p.dims, vec![8192, 8192]);
+        assert_eq!(p.strides, vec![16384]);
+        assert_eq!(p.box_dims, vec![64, 256]);
+        assert_eq!(p.box_bytes(), 256 * 128);
+        let c = output(256, 8192).unwrap();
+        assert_eq!(
+            (c.box_dims.clone(), c.swizzle),
+            (vec![64, 64], Swizzle::B128)
+        );
+    }
+}
