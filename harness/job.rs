@@ -383,32 +383,22 @@ fn run_on(bench: &Bench, name: &str, job: &Job) -> Result<TrialRecord> {
             shape,
             dtype,
         } => {
-            let gpu = &bench.gpu;
-            let util = Util::new(gpu, *dtype)?;
-            let ops = Operands::new(gpu, &util, shape, *dtype, 1)?;
-            let cublas = Cublas::new(gpu, &ops)?;
-            let (rec, passed) = match variant {
-                VariantSpec::Cublas => {
-                    let c = check::check(gpu, &util, &ops, &cublas, &bench.hang, &cublas)?;
-                    let p = c.passed;
-                    (variant_record("cuBLAS", cublas.label(), None, Some(c)), p)
-                }
-                VariantSpec::Gemm {
-                    name: vname,
-                    config,
-                } => {
-                    let k = GemmKernel::new(gpu, vname, config, &ops, &bench.hang)?;
-                    let c = check::check(gpu, &util, &ops, &cublas, &bench.hang, &k)?;
-                    let p = c.passed;
-                    (variant_record(vname, k.label(), Some(&k), Some(c)), p)
-                }
-                VariantSpec::LoadPath { .. } => {
-                    return Err(Error::Config(
-                        "a load path computes no GEMM: check it through a comparison".into(),
-                    ))
-                }
-            };
-            let outcome = rec.check.as_ref().map(|c| c.summary()).unwrap_or_default();
+            variant.validate(shape)?;
+            let util = Util::new(&bench.gpu, *dtype)?;
+            let ops = Operands::new(&bench.gpu, &util, shape, *dtype, 1)?;
+            let cublas = Cublas::new(&bench.gpu, &ops)?;
+            let built = Built::new(bench, variant, &ops, &bench.hang)?;
+            let rec = built.checked_record(bench, &util, &ops, &cublas, variant)?;
+            if rec.check.is_none() && rec.checksum.is_none() {
+                return Err(Error::Config(format!(
+                    "{} computes no GEMM to check against cuBLAS",
+                    variant.name()
+                )));
+            }
+            let passed = problem(&rec).is_none();
+            let outcome = problem(&rec)
+                .or_else(|| rec.check.as_ref().map(|c| c.summary()))
+                .unwrap_or_else(|| "staged-bytes checksum matches".into());
             Ok(TrialRecord {
                 passed,
                 outcome,

@@ -119,24 +119,18 @@ fn epilogue_only_trials() -> Vec<GpuTrial> {
         .into_iter()
         .map(|rung| {
             with_seed(
-                configs(
+                compare(
                     &format!("epilogue_only::{}::square4096", rung.name()),
-                    (&rung.name(), rung.config()),
-                    (
-                        &format!("{} epilogue only", rung.name()),
+                    VariantSpec::gemm(rung.name(), rung.config()),
+                    VariantSpec::gemm(
+                        format!("{} epilogue only", rung.name()),
                         rung.config().epilogue_only(),
                     ),
                     "square4096",
-                    Verdict::Faster,
+                    Expect::TimeRatioBelow(0.15),
                 ),
                 "at most 13 of 109 us",
             )
-        })
-        .map(|mut t| {
-            if let Job::Compare { expect, .. } = &mut t.job {
-                *expect = Expect::TimeRatioBelow(0.15);
-            }
-            t
         })
         .collect()
 }
