@@ -1,13 +1,16 @@
 //! The ablations suite: the ladder against cuBLAS, each of the seed's steps as rung N vs rung N-1, the seed's
 //! step-4 isolation table, feature switches on the top rung, fault injection, and your own hypotheses.
-//! Every trial is a sentence: baseline, candidate, shape, expected verdict.
+//! Every trial is a sentence: baseline, candidate, shape, and an expectation that says where it comes from:
+//! a hypothesis written before measuring (the seed's B200 verdict, a reason), or a value pinned from the named
+//! H200 reference runs of commit b9d1c9c (harness/pins.rs), keeping any hypothesis those runs refuted.
 //!
 //! `cargo test --release --test ablations -- swizzle` runs every trial whose name contains "swizzle".
 
-use harness::hypothesis::{compare, configs, rung_vs_cublas, with_seed};
+use harness::expect::{Caught, Expect, Expectation};
+use harness::hypothesis::{compare, configs, correct, expect_verdict, ladder_job, ladder_name};
+use harness::pins::{pinned, pinned_ratio, seed_or_pinned};
 use harness::{
-    shape, Caught, DType, Expect, Fault, GemmConfig, GpuTrial, Job, Raster, Rung, Swizzle,
-    VariantSpec, Verdict,
+    shape, DType, Fault, GemmConfig, GpuTrial, Job, Raster, Rung, Swizzle, VariantSpec, Verdict,
 };
 use std::process::ExitCode;
 
@@ -18,83 +21,58 @@ const STEP_SHAPES: [&str; 4] = [
     "decode_attn_out",
     "decode_mlp_up",
 ];
-const ALL_SHAPES: [&str; 7] = [
-    "square4096",
-    "prefill_attn_out",
-    "prefill_mlp_up",
-    "decode_attn_out",
-    "decode_qkv",
-    "decode_mlp_up",
-    "decode_mlp_down",
-];
 
-/// What each rung reaches against cuBLAS on the H200 (measured on three separate runs; see results/h200/).
-/// Only the 128x256 two-consumer rung comes within 2-3% of cuBLAS on the prefill shapes; everything else is slower.
-fn ladder_expectation(rung: Rung, shape: &str) -> Expect {
-    match (rung, shape) {
-        (Rung::TwoConsumers, "prefill_attn_out" | "prefill_mlp_up") => Expect::SpeedAtLeast(0.95),
-        _ => Expect::Verdict(Verdict::Slower),
-    }
-}
-
-/// The verdict each step (rung N vs rung N-1) gets on the H200, per shape: measured on three separate runs.
-/// Where it differs from the seed's B200 finding (printed beside it), that is a finding about Hopper.
-fn step_expectation(rung: Rung, shape: &str) -> Verdict {
+/// The seed's verdict for each step on each of its table shapes, as its worklog states it (before any H200
+/// measurement), or None where the worklog gives no figure for that shape.
+fn seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static str)> {
     use Verdict::*;
     let decode = shape.starts_with("decode");
-    match rung {
-        // Loads running ahead only pay where the single-buffer kernel leaves the SM idle: at M = 256.
-        Rung::Pipeline => {
-            if decode {
-                Faster
-            } else {
-                NoChange
-            }
+    Some(match rung {
+        Rung::Pipeline => (
+            Faster,
+            "1.87x at 4096^3, 1.95x prefill, 1.93x decode MLP up: helps at every shape",
+        ),
+        Rung::WarpSpecialized => (
+            NoChange,
+            "449 against 448 us; prefill and decode did not move either",
+        ),
+        Rung::Swizzle128 => (Faster, "4.1x at 4096^3, 3.55x prefill, 3.56x decode MLP up"),
+        Rung::TmaEpilogue => (
+            NoChange,
+            "108.8-110.5 against 109.3 us; steps 5 and 6 barely register",
+        ),
+        Rung::Multicast if shape == "prefill_mlp_up" => {
+            (Slower, "the 8192^3 prefill shape got about 6% worse")
         }
-        // A producer warpgroup changes nothing except on decode MLP up.
-        Rung::WarpSpecialized => {
-            if shape == "decode_mlp_up" {
-                Faster
-            } else {
-                NoChange
-            }
+        Rung::Multicast => (
+            NoChange,
+            "109.4 against 110.2 us; decode flat on every shape",
+        ),
+        Rung::TwoConsumers => match shape {
+            "square4096" => (NoChange, "109.4 to 107.3 us at 4096^3 (2%)"),
+            "decode_attn_out" => (Faster, "54 to 48 us"),
+            "decode_mlp_up" => (Faster, "127 to 117 us"),
+            _ => return None,
+        },
+        Rung::PersistentPingPong if decode => {
+            (NoChange, "on decode this step does close to nothing")
         }
-        Rung::Swizzle128 | Rung::TmaEpilogue => Faster,
-        // Multicast helps the wide shapes, hurts square and decode attention output.
-        Rung::Multicast => {
-            if shape == "square4096" || shape == "decode_attn_out" {
-                Slower
-            } else {
-                Faster
-            }
-        }
-        // The 128x256 tile halves the tile count: decode attention output loses its SM fill.
-        Rung::TwoConsumers => {
-            if shape == "decode_attn_out" {
-                Slower
-            } else {
-                Faster
-            }
-        }
-        // 64-row ping-pong tiles fill the SMs at M = 256 but halve the FLOP per shared-memory byte.
-        Rung::PersistentPingPong => {
-            if shape == "decode_attn_out" {
-                Faster
-            } else {
-                Slower
-            }
-        }
-        Rung::KLoop => NoChange,
-    }
+        Rung::PersistentPingPong => (Faster, "1.09x at 4096^3, 848 to 816 us at 8192^3"),
+        Rung::KLoop => return None,
+    })
 }
 
+/// Every rung against cuBLAS on the seven standard shapes: each cell pinned to its reference ratio.
 fn ladder() -> Vec<GpuTrial> {
     Rung::ALL
         .iter()
         .flat_map(|&rung| {
-            ALL_SHAPES
-                .iter()
-                .map(move |&s| rung_vs_cublas(rung, s, ladder_expectation(rung, s)))
+            harness::problem::standard_shapes()
+                .into_iter()
+                .map(move |s| {
+                    let name = ladder_name(rung, &s.name);
+                    GpuTrial::new(&name, ladder_job(rung, &s.name), pinned_ratio(&name))
+                })
         })
         .collect()
 }
@@ -106,110 +84,108 @@ fn steps() -> Vec<GpuTrial> {
         let (below, rung) = (pair[0], pair[1]);
         let word = rung.name().split_once('_').unwrap().1.to_string();
         for s in STEP_SHAPES {
-            let t = configs(
-                &format!("ablation::{word}::{s}"),
+            let name = format!("ablation::{word}::{s}");
+            let expectation = match seed_step_verdict(rung, s) {
+                Some((v, says)) => seed_or_pinned(&name, v, says),
+                None => pinned(&name),
+            };
+            out.push(configs(
+                &name,
                 (&below.name(), below.config()),
                 (&rung.name(), rung.config()),
                 s,
-                step_expectation(rung, s),
-            );
-            out.push(with_seed(t, rung.seed_finding()));
+                expectation,
+            ));
         }
     }
     out
 }
 
-/// The seed's step-4 isolation table, on the rung-3 kernel at 4096^3.
+/// The seed's step-4 isolation table, on the rung-3 kernel at 4096^3: the seed's numbers are the hypotheses.
 fn isolation() -> Vec<GpuTrial> {
     let r3 = || Rung::WarpSpecialized.config();
-    let base = ("rung3_warpspec", r3());
+    use Verdict::*;
     [
         (
             "mma_only",
             r3().mma_only(),
-            Verdict::Faster,
-            "MMA only: 96.4 us against 449 (the tensor cores were fine)",
+            Faster,
+            "MMA only: 96.4 us against 449",
         ),
         (
             "loads_only",
             r3().loads_only(),
-            Verdict::Faster,
-            "loads only: 417.3 us against 449 (the loads were the whole cost)",
+            Faster,
+            "loads only: 417.3 us against 449",
         ),
-        // On the H200 the core-matrix layout with 64-wide k-blocks is a third slower (MMA reads of that layout).
         (
             "tile_k64_unswizzled",
             r3().with_tile_k(64),
-            Verdict::Slower,
-            "tile_k 64 without swizzle: 448.5 us, no change",
+            NoChange,
+            "tile_k 64 without swizzle: 448.5 us against 449",
         ),
         (
             "stages8",
             r3().with_stages(8),
-            Verdict::Faster,
-            "8 stages: 454.6 us, no change",
+            NoChange,
+            "8 stages: 454.6 us against 449",
         ),
     ]
     .into_iter()
-    .map(|(word, cfg, expect, seed)| {
-        with_seed(
-            configs(
-                &format!("isolation::{word}::square4096"),
-                base.clone(),
-                (&format!("rung3+{word}"), cfg),
-                "square4096",
-                expect,
-            ),
-            seed,
+    .map(|(word, cfg, v, says)| {
+        let name = format!("isolation::{word}::square4096");
+        configs(
+            &name,
+            ("rung3_warpspec", r3()),
+            (&format!("rung3+{word}"), cfg),
+            "square4096",
+            seed_or_pinned(&name, v, says),
         )
     })
     .collect()
 }
 
-/// Each mechanism switched off on the top rung, where the kernel is fastest.
+/// Each mechanism switched off (or, for raster, on) on the top rung. The seed has a verdict for three of them;
+/// the others are pinned from the reference runs.
 fn switches() -> Vec<GpuTrial> {
     let top = || Rung::top().config();
-    use Verdict::*;
-    // (switch, config, verdict on square4096, prefill_mlp_up, decode_attn_out), as measured on the H200.
-    let switches: [(&str, GemmConfig, [Verdict; 3]); 5] = [
-        (
-            "swizzle_off",
-            top().with_swizzle(Swizzle::None, 64),
-            [Slower, Slower, Slower],
-        ),
-        (
-            "multicast_off",
-            top().with_cluster(1),
-            [Slower, Slower, Slower],
-        ),
-        (
-            "pingpong_off",
-            top().with_pingpong(false),
-            [Faster, Faster, Slower],
-        ),
-        (
-            "one_consumer",
-            top().with_one_consumer(),
-            [Slower, NoChange, NoChange],
-        ),
-        (
-            "raster8_on",
-            top().with_raster(Raster::UpTo(8)),
-            [NoChange, Faster, NoChange],
-        ),
+    let shapes = ["square4096", "prefill_mlp_up", "decode_attn_out"];
+    let seed = |word: &str, s: &str| -> Option<(Verdict, &'static str)> {
+        use Verdict::*;
+        match (word, s) {
+            ("swizzle_off", _) => Some((Slower, "the swizzle is almost the whole story (4.1x)")),
+            ("multicast_off", _) => Some((NoChange, "multicast did nothing at 4096^3 or decode")),
+            ("raster8_on", "square4096") => Some((
+                NoChange,
+                "does nothing at 4096^3: not enough waves for ordering to matter",
+            )),
+            ("raster8_on", "prefill_mlp_up") => {
+                Some((Faster, "groups of 8 are a real optimum at 8192^3"))
+            }
+            _ => None,
+        }
+    };
+    let switches: [(&str, GemmConfig); 5] = [
+        ("swizzle_off", top().with_swizzle(Swizzle::None, 64)),
+        ("multicast_off", top().with_cluster(1)),
+        ("pingpong_off", top().with_pingpong(false)),
+        ("one_consumer", top().with_one_consumer()),
+        ("raster8_on", top().with_raster(Raster::UpTo(8))),
     ];
     let mut out = Vec::new();
-    for (word, cfg, verdicts) in switches {
-        for (s, expect) in ["square4096", "prefill_mlp_up", "decode_attn_out"]
-            .into_iter()
-            .zip(verdicts)
-        {
+    for (word, cfg) in switches {
+        for s in shapes {
+            let name = format!("switch::{word}::{s}");
+            let expectation = match seed(word, s) {
+                Some((v, says)) => seed_or_pinned(&name, v, says),
+                None => pinned(&name),
+            };
             out.push(configs(
-                &format!("switch::{word}::{s}"),
+                &name,
                 (&Rung::top().name(), top()),
                 (&format!("top+{word}"), cfg.clone()),
                 s,
-                expect,
+                expectation,
             ));
         }
     }
@@ -218,6 +194,7 @@ fn switches() -> Vec<GpuTrial> {
 
 /// A/A comparisons: the noise floor, which must come out as no change.
 fn noise() -> Vec<GpuTrial> {
+    let why = "the same variant against itself: anything but no change is an error of the rule";
     let mut out: Vec<GpuTrial> = ["square4096", "decode_attn_out", "prefill_attn_out"]
         .iter()
         .map(|s| {
@@ -226,7 +203,7 @@ fn noise() -> Vec<GpuTrial> {
                 VariantSpec::Cublas,
                 VariantSpec::Cublas,
                 s,
-                Expect::Verdict(Verdict::NoChange),
+                expect_verdict(Verdict::NoChange, why),
             )
         })
         .collect();
@@ -236,77 +213,91 @@ fn noise() -> Vec<GpuTrial> {
         (&top.name(), top.config()),
         (&top.name(), top.config()),
         "square4096",
-        Verdict::NoChange,
+        expect_verdict(Verdict::NoChange, why),
     ));
     out
 }
 
 /// cuBLAS itself against float64, and every rung's correctness in bf16.
 fn reference_and_dtypes() -> Vec<GpuTrial> {
-    let mut out = vec![
+    let cpu = |dtype: DType| {
         GpuTrial::new(
-            "reference::cublas_vs_cpu::fp16",
-            Job::CublasVsCpu { dtype: DType::F16 },
-        ),
-        GpuTrial::new(
-            "reference::cublas_vs_cpu::bf16",
-            Job::CublasVsCpu { dtype: DType::BF16 },
-        ),
-    ];
+            format!("reference::cublas_vs_cpu::{}", dtype.name()),
+            Job::CublasVsCpu { dtype },
+            Expectation::hypothesis(
+                Expect::Correct,
+                "cuBLAS's output is the exact product rounded once: within half an ulp of float64",
+            ),
+        )
+    };
+    let mut out = vec![cpu(DType::F16), cpu(DType::BF16)];
     for rung in Rung::ALL {
-        out.push(GpuTrial::new(
-            format!("dtype::bf16::{}::square4096", rung.name()),
-            Job::Check {
-                variant: VariantSpec::gemm(rung.name(), rung.config()),
-                shape: shape("square4096"),
-                dtype: DType::BF16,
-            },
+        out.push(correct(
+            &format!("dtype::bf16::{}::square4096", rung.name()),
+            VariantSpec::gemm(rung.name(), rung.config()),
+            "square4096",
+            DType::BF16,
         ));
     }
     out
 }
 
-/// Deliberately broken kernels: each passes when the harness catches the bug and names it.
+/// Deliberately broken kernels: each passes when the harness catches the bug the way its mechanism predicts.
 fn faults() -> Vec<GpuTrial> {
-    let fault = |word: &str, cfg: GemmConfig, f: Fault, caught: Caught| {
+    let fault = |word: &str, cfg: GemmConfig, f: Fault, caught: Caught, why: &str| {
         GpuTrial::new(
             format!("fault::{word}"),
-            Job::Fault {
-                config: cfg,
-                fault: f,
+            Job::Check {
+                variant: VariantSpec::gemm(format!("fault_{word}"), cfg.with_fault(f)),
                 shape: shape("decode_attn_out"),
                 dtype: DType::F16,
-                caught,
             },
+            Expectation::hypothesis(Expect::Caught(caught), why),
         )
     };
     let r4 = || Rung::Swizzle128.config();
     vec![
-        fault("wrong_phase", r4(), Fault::WrongPhase, Caught::Hang),
+        fault(
+            "wrong_phase",
+            r4(),
+            Fault::WrongPhase,
+            Caught::Hang,
+            "the producer waits for a release only its own load can cause: a hang on an empty barrier",
+        ),
         fault(
             "missing_expect_tx",
             r4(),
             Fault::NoExpectTx,
-            Caught::AnyDiagnosis,
+            Caught::Hang,
+            "without expect_tx the first phase completes on the arrival alone and the bytes land in the next: the consumers wait on a full barrier forever",
         ),
         fault(
             "skipped_epilogue",
             Rung::top().config(),
             Fault::SkipEpilogueTile,
             Caught::Unwritten,
+            "tile 0 is never stored: its outputs keep the NaN poison",
         ),
-        fault("oob_store", r4(), Fault::OobStore, Caught::OutOfBounds),
+        fault(
+            "oob_store",
+            r4(),
+            Fault::OobStore,
+            Caught::OutOfBounds,
+            "tile 0 is stored a matrix too far down: into the guard band after C",
+        ),
         fault(
             "skipped_k_block",
             Rung::top().config(),
             Fault::SkipKBlock,
             Caught::WrongValues,
+            "every output misses one k-block's partial sum",
         ),
         fault(
             "wrong_phase_unbounded",
             r4().with_bounded_waits(false),
             Fault::WrongPhase,
             Caught::HostTimeout,
+            "with bounded waits off nothing inside reports the hang: the host deadline must end it",
         )
         .with_deadline_s(15.0),
     ]
@@ -315,19 +306,22 @@ fn faults() -> Vec<GpuTrial> {
 /// What the bounded waits cost where the kernel is fastest (they are on in every trial).
 fn reliability() -> Vec<GpuTrial> {
     let top = Rung::top();
+    let name = "reliability::bounded_wait_cost::square4096";
     vec![configs(
-        "reliability::bounded_wait_cost::square4096",
+        name,
         (&format!("{} (bounded waits)", top.name()), top.config()),
         (
             &format!("{} (unbounded waits)", top.name()),
             top.config().with_bounded_waits(false),
         ),
         "square4096",
-        Verdict::NoChange,
+        pinned(name).refuting(
+            "no change (issue 5's design: a wait reads the clock only after a failed poll, so the fast path should cost nothing)",
+        ),
     )]
 }
 
-/// Your own hypotheses: a configuration difference and an expected verdict. Add yours here.
+/// Your own hypotheses: a configuration difference and an expected verdict with its reason. Add yours here.
 fn mine() -> Vec<GpuTrial> {
     let top = Rung::top();
     vec![configs(
@@ -335,7 +329,10 @@ fn mine() -> Vec<GpuTrial> {
         (&top.name(), top.config()),
         ("top+raster8", top.config().with_raster(Raster::Group(8))),
         "prefill_attn_out",
-        Verdict::Faster,
+        expect_verdict(
+            Verdict::Faster,
+            "seed (B200): groups of 8 are a real optimum at 8192^3",
+        ),
     )]
 }
 
@@ -344,20 +341,18 @@ fn sanitize() -> Vec<GpuTrial> {
     Rung::ALL
         .iter()
         .map(|r| {
-            GpuTrial::new(
-                format!("sanitize::{}::small", r.name()),
-                Job::Check {
-                    variant: VariantSpec::gemm(r.name(), r.config()),
-                    shape: shape("small"),
-                    dtype: DType::F16,
-                },
+            correct(
+                &format!("sanitize::{}::small", r.name()),
+                VariantSpec::gemm(r.name(), r.config()),
+                "small",
+                DType::F16,
             )
         })
         .collect()
 }
 
-fn main() -> ExitCode {
-    let gpu: Vec<GpuTrial> = [
+fn gpu_trials() -> Vec<GpuTrial> {
+    [
         reference_and_dtypes(),
         noise(),
         ladder(),
@@ -371,7 +366,12 @@ fn main() -> ExitCode {
     ]
     .into_iter()
     .flatten()
-    .collect();
-    let cpu = harness::suite::compile_trials(&gpu);
+    .collect()
+}
+
+fn main() -> ExitCode {
+    let gpu = gpu_trials();
+    let mut cpu = harness::suite::compile_trials(&gpu);
+    cpu.extend(harness::replay::trials("ablations", &gpu));
     harness::suite::main("ablations", gpu, cpu)
 }

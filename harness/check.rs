@@ -27,6 +27,8 @@ pub struct CheckReport {
     /// 16-bit words of the guard bands around C that were overwritten.
     pub guard_damage: u64,
     pub tolerance: Tolerance,
+    /// The seed A and B were drawn from: GEMM_ABLATE_SEED=<seed> replays the check.
+    pub seed: u64,
     pub passed: bool,
     /// What is wrong, in words (None when passed).
     pub problem: Option<String>,
@@ -40,6 +42,7 @@ impl CheckReport {
         total: usize,
         guard_damage: u64,
         dtype: DType,
+        seed: u64,
     ) -> CheckReport {
         let sq_diff = f64::from_bits(raw[0]);
         let sq_ref = f64::from_bits(raw[1]);
@@ -98,6 +101,7 @@ impl CheckReport {
             reference_non_finite: raw[4],
             guard_damage,
             tolerance,
+            seed,
             passed: problems.is_empty(),
             problem: (!problems.is_empty()).then(|| problems.join("; ")),
         }
@@ -114,7 +118,7 @@ impl CheckReport {
     }
 }
 
-/// Checks `variant` on operand set 0 against cublasGemmEx on the same, freshly drawn inputs.
+/// Checks `variant` on operand set 0 against cublasGemmEx on the same inputs, freshly drawn from `seed`.
 pub fn check(
     gpu: &Gpu,
     util: &Util,
@@ -122,11 +126,12 @@ pub fn check(
     cublas: &Cublas,
     hang: &HangWatch,
     variant: &dyn Variant,
+    seed: u64,
 ) -> Result<CheckReport> {
     let shape = &operands.shape;
     let total = shape.m * shape.n;
     let reference = DeviceBuffer::new(gpu, total * 2)?;
-    operands.refill(gpu, util, 0)?;
+    operands.refill(gpu, util, 0, seed)?;
     reference.fill_u16(gpu, operands.dtype.nan_bits())?;
     cublas.gemm_into(gpu, CublasPath::GemmEx, 0, reference.ptr())?;
     let set = &operands.sets[0];
@@ -143,6 +148,7 @@ pub fn check(
         total,
         damage,
         operands.dtype,
+        seed,
     ))
 }
 
@@ -177,6 +183,7 @@ mod tests {
             10_000,
             0,
             DType::F16,
+            7,
         );
         assert!(r.passed, "{:?}", r.problem);
         assert!(r.rel_fro_err < 1e-3);
@@ -185,7 +192,14 @@ mod tests {
 
     #[test]
     fn unwritten_outputs_are_named_with_their_position() {
-        let r = CheckReport::judge(raw(0.0, 1e4, 0.0, 128, 205, 0), 100, 10_000, 0, DType::F16);
+        let r = CheckReport::judge(
+            raw(0.0, 1e4, 0.0, 128, 205, 0),
+            100,
+            10_000,
+            0,
+            DType::F16,
+            7,
+        );
         assert!(!r.passed);
         assert_eq!(r.first_unwritten, Some((2, 5)));
         assert!(r
@@ -202,6 +216,7 @@ mod tests {
             10_000,
             0,
             DType::BF16,
+            7,
         );
         assert!(!r.passed);
         assert!(r
@@ -218,6 +233,7 @@ mod tests {
             10_000,
             64,
             DType::F16,
+            7,
         );
         assert!(!r.passed);
         assert!(r.problem.unwrap().contains("out-of-bounds store"));

@@ -107,6 +107,9 @@ pub struct GemmConfig {
     /// Isolation: issue the wgmma (false: loads only).
     pub mainloop_mma: bool,
     pub fault: Option<Fault>,
+    /// Calibration: SM clock cycles each consumer warpgroup spins before each tile's epilogue (0 = none): a
+    /// known slowdown for measuring the verdicts' error rates.
+    pub epilogue_spin_cycles: u32,
 }
 
 /// Largest dynamic shared memory a Hopper CTA may opt into (227 KB); the device's own figure is checked too.
@@ -242,6 +245,11 @@ impl GemmConfig {
         if self.bounded_waits && self.hang_timeout_ms == 0 {
             return config_err("a bounded wait needs a positive hang timeout");
         }
+        if self.epilogue_spin_cycles > 0 && !self.warp_specialized {
+            return config_err(
+                "the epilogue spin (calibration) is built into the warp-specialized kernel",
+            );
+        }
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");
         }
@@ -369,6 +377,7 @@ impl GemmConfig {
             ("FAULT_SKIP_EPILOGUE", fault(Fault::SkipEpilogueTile)),
             ("FAULT_OOB_STORE", fault(Fault::OobStore)),
             ("FAULT_SKIP_K_BLOCK", fault(Fault::SkipKBlock)),
+            ("EPILOGUE_SPIN_CYCLES", self.epilogue_spin_cycles),
             ("SMEM_BYTES", self.smem_bytes()),
             ("DESC_LBO", layout.lbo),
             ("DESC_SBO", layout.sbo),
@@ -422,6 +431,11 @@ impl GemmConfig {
     }
     pub fn with_fault(mut self, fault: Fault) -> Self {
         self.fault = Some(fault);
+        self
+    }
+    /// A known slowdown: `cycles` of spinning before each tile's epilogue (calibration).
+    pub fn with_epilogue_spin(mut self, cycles: u32) -> Self {
+        self.epilogue_spin_cycles = cycles;
         self
     }
     pub fn with_hang_timeout_ms(mut self, ms: u32) -> Self {

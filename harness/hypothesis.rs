@@ -1,19 +1,26 @@
-//! Builders that make a trial read as a sentence: "rung 4 vs rung 3 on square4096: faster".
+//! Builders that make a trial read as a sentence: "rung 4 vs rung 3 on square4096, expected faster because the
+//! seed measured 4.1x". What runs (a Job) and what is expected (an Expectation) stay separate.
 
 use crate::config::GemmConfig;
-use crate::job::{Expect, Job, VariantSpec};
+use crate::expect::{Expect, Expectation};
+use crate::job::{Job, VariantSpec};
 use crate::ladder::Rung;
 use crate::problem::{shape, DType};
 use crate::stats::Verdict;
 use crate::suite::GpuTrial;
 
-/// `candidate` vs `baseline` on the named shape (fp16), expecting `expect`.
+/// A verdict stated before measuring, with its source.
+pub fn expect_verdict(v: Verdict, why: &str) -> Expectation {
+    Expectation::hypothesis(Expect::Verdict(v), why)
+}
+
+/// `candidate` vs `baseline` on the named shape (fp16).
 pub fn compare(
     name: &str,
     baseline: VariantSpec,
     candidate: VariantSpec,
     shape_name: &str,
-    expect: Expect,
+    expectation: Expectation,
 ) -> GpuTrial {
     GpuTrial::new(
         name,
@@ -22,9 +29,8 @@ pub fn compare(
             candidate,
             shape: shape(shape_name),
             dtype: DType::F16,
-            expect,
-            seed: None,
         },
+        expectation,
     )
 }
 
@@ -34,32 +40,44 @@ pub fn configs(
     baseline: (&str, GemmConfig),
     candidate: (&str, GemmConfig),
     shape_name: &str,
-    expect: Verdict,
+    expectation: Expectation,
 ) -> GpuTrial {
     compare(
         name,
         VariantSpec::gemm(baseline.0, baseline.1),
         VariantSpec::gemm(candidate.0, candidate.1),
         shape_name,
-        Expect::Verdict(expect),
+        expectation,
     )
 }
 
-/// A rung against cuBLAS on a shape.
-pub fn rung_vs_cublas(rung: Rung, shape_name: &str, expect: Expect) -> GpuTrial {
-    compare(
-        &format!("ladder::{}::{}", rung.name(), shape_name),
-        VariantSpec::Cublas,
-        VariantSpec::gemm(rung.name(), rung.config()),
-        shape_name,
-        expect,
-    )
+/// The name of a ladder cell: `ladder::rung4_swizzle::square4096`.
+pub fn ladder_name(rung: Rung, shape_name: &str) -> String {
+    format!("ladder::{}::{}", rung.name(), shape_name)
 }
 
-/// Attaches the seed's B200 finding to a comparison trial.
-pub fn with_seed(mut t: GpuTrial, finding: &str) -> GpuTrial {
-    if let Job::Compare { seed, .. } = &mut t.job {
-        *seed = Some(finding.to_string());
+/// The job of a ladder cell: a rung against cuBLAS on a shape.
+pub fn ladder_job(rung: Rung, shape_name: &str) -> Job {
+    Job::Compare {
+        baseline: VariantSpec::Cublas,
+        candidate: VariantSpec::gemm(rung.name(), rung.config()),
+        shape: shape(shape_name),
+        dtype: DType::F16,
     }
-    t
+}
+
+/// Correctness of one variant: it must match cuBLAS.
+pub fn correct(name: &str, variant: VariantSpec, shape_name: &str, dtype: DType) -> GpuTrial {
+    GpuTrial::new(
+        name,
+        Job::Check {
+            variant,
+            shape: shape(shape_name),
+            dtype,
+        },
+        Expectation::hypothesis(
+            Expect::Correct,
+            "every rung computes the same GEMM as cuBLAS, within the dtype's tolerance",
+        ),
+    )
 }

@@ -1,7 +1,7 @@
 //! Each GPU trial runs in a child process of the test binary, with a host-side deadline: a kernel that hangs,
 //! traps or leaves a sticky CUDA error takes down only its own process, and the run goes on.
 
-use crate::job::{Job, TrialRecord};
+use crate::job::{Job, Observed, TrialRecord};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,18 +13,19 @@ pub const NAME_ENV: &str = "GEMM_ABLATE_CHILD_NAME";
 /// Set in a child: where to write the record.
 pub const RECORD_ENV: &str = "GEMM_ABLATE_CHILD_RECORD";
 
-/// Deadline for one trial (GEMM_ABLATE_TRIAL_TIMEOUT_S, default 300 s).
-pub fn trial_deadline() -> Duration {
-    Duration::from_secs_f64(crate::stats::env_f64("GEMM_ABLATE_TRIAL_TIMEOUT_S", 300.0))
-}
-
 /// If this process is a child, runs its job, writes the record and returns the exit code; else None.
 pub fn child_entry() -> Option<std::process::ExitCode> {
     let job_json = std::env::var(JOB_ENV).ok()?;
     let name = std::env::var(NAME_ENV).unwrap_or_default();
     let record = match serde_json::from_str::<Job>(&job_json) {
         Ok(job) => crate::job::run(&name, &job),
-        Err(e) => TrialRecord::failed(&name, "", format!("the child could not read its job: {e}")),
+        Err(e) => TrialRecord::new(
+            &name,
+            &Job::CublasVsCpu {
+                dtype: crate::DType::F16,
+            },
+            Observed::Error(format!("the child could not read its job: {e}")),
+        ),
     };
     if let Ok(path) = std::env::var(RECORD_ENV) {
         let _ = std::fs::write(path, serde_json::to_string(&record).unwrap_or_default());
@@ -41,15 +42,25 @@ pub struct ChildOutcome {
 
 /// Runs `job` in a child process of the current executable; kills it at the deadline.
 pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
-    let failed = |msg: String, output: String| ChildOutcome {
-        record: TrialRecord::failed(name, &job.hypothesis(), msg),
+    run_in_child_with_env(name, job, deadline, &[])
+}
+
+/// `run_in_child` with extra environment variables for the child (settings for this job only).
+pub fn run_in_child_with_env(
+    name: &str,
+    job: &Job,
+    deadline: Duration,
+    env: &[(&str, &str)],
+) -> ChildOutcome {
+    let failed = |observed: Observed, output: String| ChildOutcome {
+        record: TrialRecord::new(name, job, observed),
         output,
     };
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
             return failed(
-                format!("cannot find the test executable: {e}"),
+                Observed::Error(format!("cannot find the test executable: {e}")),
                 String::new(),
             )
         }
@@ -61,6 +72,7 @@ pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
     ));
     let _ = std::fs::remove_file(&record_path);
     let spawned = Command::new(exe)
+        .envs(env.iter().copied())
         .env(JOB_ENV, serde_json::to_string(job).unwrap_or_default())
         .env(NAME_ENV, name)
         .env(RECORD_ENV, &record_path)
@@ -72,7 +84,7 @@ pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
         Ok(c) => c,
         Err(e) => {
             return failed(
-                format!("cannot start the child process: {e}"),
+                Observed::Error(format!("cannot start the child process: {e}")),
                 String::new(),
             )
         }
@@ -91,16 +103,24 @@ pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
         s
     });
     let start = Instant::now();
-    let status = loop {
+    enum Ended {
+        Exited(std::process::ExitStatus),
+        Killed,
+        WaitFailed(String),
+    }
+    let ended = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
+            Ok(Some(status)) => break Ended::Exited(status),
             Ok(None) if start.elapsed() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                break None;
+                break Ended::Killed;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(_) => break None,
+            Err(e) => {
+                let _ = child.kill();
+                break Ended::WaitFailed(e.to_string());
+            }
         }
     };
     let output = format!(
@@ -112,16 +132,20 @@ pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
         .ok()
         .and_then(|s| serde_json::from_str::<TrialRecord>(&s).ok());
     let _ = std::fs::remove_file(&record_path);
-    match (status, record) {
-        (_, Some(record)) => ChildOutcome { record, output },
-        (None, None) => failed(
-            format!(
-                "timeout: the trial ran past its {:.0} s deadline and was killed",
+    match (ended, record) {
+        (Ended::Exited(_), Some(record)) => ChildOutcome { record, output },
+        (Ended::Killed, _) => failed(
+            Observed::HostTimeout(format!(
+                "the trial ran past its {:.0} s deadline and its process was killed",
                 deadline.as_secs_f64()
-            ),
+            )),
             output,
         ),
-        (Some(status), None) => {
+        (Ended::WaitFailed(e), _) => failed(
+            Observed::Error(format!("waiting on the trial's process failed: {e}")),
+            output,
+        ),
+        (Ended::Exited(status), None) => {
             let tail: String = output
                 .lines()
                 .rev()
@@ -132,7 +156,9 @@ pub fn run_in_child(name: &str, job: &Job, deadline: Duration) -> ChildOutcome {
                 .collect::<Vec<_>>()
                 .join("\n");
             failed(
-                format!("the trial's process died ({status}) without a record:\n{tail}"),
+                Observed::Error(format!(
+                    "the trial's process died ({status}) without a record:\n{tail}"
+                )),
                 output,
             )
         }

@@ -96,6 +96,7 @@ impl Rung {
             mainloop_loads: true,
             mainloop_mma: true,
             fault: None,
+            epilogue_spin_cycles: 0,
         };
         match self {
             Rung::KLoop => base,
@@ -206,6 +207,7 @@ pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
             }
             "bounded" => c.bounded_waits = flag()?,
             "timeout_ms" => c.hang_timeout_ms = num()?,
+            "spin" => c.epilogue_spin_cycles = num()?,
             _ => return config_err(format!("unknown switch `{key}` in `{spec}`")),
         }
     }

@@ -5,12 +5,15 @@
 //! timed interleaved (timing.rs) -> statistics give a verdict (stats.rs) -> the trial passes or fails and the run
 //! is written out (results.rs). Each GPU trial runs in its own process (isolate.rs, suite.rs).
 
+pub mod agreement;
+pub mod calibration;
 pub mod check;
 pub mod compile;
 pub mod config;
 pub mod device;
 pub mod diag;
 pub mod error;
+pub mod expect;
 pub mod hypothesis;
 pub mod isolate;
 pub mod job;
@@ -19,11 +22,15 @@ pub mod launch;
 pub mod loadpath;
 pub mod memory;
 pub mod nvml;
+pub mod oc;
 pub mod operands;
+pub mod pins;
 pub mod probe;
 pub mod problem;
 pub mod reference;
+pub mod replay;
 pub mod results;
+pub mod settings;
 pub mod source;
 pub mod stats;
 pub mod suite;
@@ -35,7 +42,8 @@ pub mod variant;
 mod validation_tests;
 
 pub use config::{Fault, GemmConfig, Raster, Swizzle};
-pub use job::{Caught, Expect, Job, SweepExpect, VariantSpec};
+pub use expect::{Caught, Expect, Expectation};
+pub use job::{Job, VariantSpec};
 pub use ladder::Rung;
 pub use loadpath::LoadPathConfig;
 pub use problem::{shape, DType, Shape};

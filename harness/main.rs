@@ -7,14 +7,17 @@
 //!   gemm-ablate compare SHAPE BASE CAND  check both, time CAND against BASE (specs like `rung8:cluster=1`, or cublas)
 //!   gemm-ablate list                    the rungs and what each adds
 //!   gemm-ablate device                  what the GPU is
+//!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
 
-use harness::job::{Expect, Job, TrialRecord, VariantSpec};
+use harness::job::{Job, TrialRecord, VariantSpec};
 use harness::results::{Environment, RunFile};
-use harness::{device, isolate, source, DType, Rung, Verdict};
+use harness::settings::Settings;
+use harness::{device, isolate, source, DType, Rung};
 use std::process::ExitCode;
+use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE...]");
     ExitCode::from(2)
 }
 
@@ -45,9 +48,11 @@ fn main() -> ExitCode {
     if let Some(code) = isolate::child_entry() {
         return code;
     }
+    let settings = Settings::or_exit();
+    let deadline = Duration::from_secs_f64(settings.trial_timeout_s);
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(|s| s.as_str()) {
-        None | Some("ladder") => ladder(if args.is_empty() { &[] } else { &args[1..] }),
+        None | Some("ladder") => ladder(if args.is_empty() { &[] } else { &args[1..] }, deadline),
         Some("show") => {
             let Some(rung) = rung_arg(args.get(1)) else {
                 return usage();
@@ -88,7 +93,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..]),
+        Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..], deadline),
+        Some("agree") if args.len() >= 2 => agree(&args[1..]),
         Some("list") => {
             for r in Rung::ALL {
                 println!(
@@ -118,8 +124,34 @@ fn main() -> ExitCode {
     }
 }
 
+/// Run-to-run agreement of every comparison trial that appears in more than one of the files (or more than
+/// once in one file).
+fn agree(files: &[String]) -> ExitCode {
+    let mut records = Vec::new();
+    for f in files {
+        match RunFile::read(std::path::Path::new(f)) {
+            Ok(run) => records.extend(run.trials),
+            Err(e) => {
+                eprintln!("{f}: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let rows = harness::agreement::by_trial(&records);
+    if rows.is_empty() {
+        eprintln!("no comparison trial appears more than once in these files");
+        return ExitCode::from(2);
+    }
+    harness::agreement::print_report(&rows);
+    if rows.iter().all(|r| r.verdicts_agree && r.intervals_overlap) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 /// Every rung against cuBLAS on every standard shape, each pair in its own process, as one table.
-fn ladder(filters: &[String]) -> ExitCode {
+fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
     if let Err(reason) = device::hopper_available() {
         eprintln!("gemm-ablate needs a Hopper GPU (H100/H200) for the ladder: {reason}");
         eprintln!("(`gemm-ablate show RUNG`, `diff` and `list` work anywhere; `cargo test --release` runs the CPU tests.)");
@@ -133,17 +165,8 @@ fn ladder(filters: &[String]) -> ExitCode {
             if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
                 continue;
             }
-            let job = Job::Compare {
-                baseline: VariantSpec::Cublas,
-                candidate: VariantSpec::gemm(rung.name(), rung.config()),
-                shape: shape.clone(),
-                dtype: DType::F16,
-                expect: Expect::Verdict(Verdict::Slower),
-                seed: Some(rung.seed_finding().to_string()),
-            };
-            let r =
-                isolate::run_in_child(&format!("ladder::{name}"), &job, isolate::trial_deadline())
-                    .record;
+            let job = harness::hypothesis::ladder_job(rung, &shape.name);
+            let r = isolate::run_in_child(&format!("ladder::{name}"), &job, deadline).record;
             eprintln!("{name}: {}", cell(&r));
             records.push(r);
         }
@@ -153,6 +176,7 @@ fn ladder(filters: &[String]) -> ExitCode {
         suite: "ladder".into(),
         environment: Environment::capture(),
         trials: records,
+        calibration: Vec::new(),
     };
     match file.write() {
         Ok(p) => println!("results written to {}", p.display()),
@@ -165,10 +189,17 @@ fn ladder(filters: &[String]) -> ExitCode {
 fn cell(r: &TrialRecord) -> String {
     let kernel = r.variants.get(1);
     let err = kernel.and_then(|v| v.check.as_ref()).map(|c| c.max_abs_err);
-    match (kernel.and_then(|v| v.median_us), r.speedup, err) {
+    match (kernel.and_then(|v| v.median_us), r.speedup(), err) {
         (Some(us), Some(s), Some(e)) => format!("{us:.1} us {s:.2}x err {e:.3}"),
         _ => {
-            let first = r.outcome.lines().next().unwrap_or("");
+            let why = match &r.observed {
+                harness::job::Observed::Wrong { message, .. } => message.clone(),
+                harness::job::Observed::Hang(m)
+                | harness::job::Observed::HostTimeout(m)
+                | harness::job::Observed::Error(m) => m.clone(),
+                o => o.kind().to_string(),
+            };
+            let first = why.lines().next().unwrap_or("");
             format!("FAILED: {}", first.chars().take(60).collect::<String>())
         }
     }
@@ -190,7 +221,7 @@ fn print_table(records: &[TrialRecord], shapes: &[harness::Shape]) {
                 .and_then(|r| r.variants.first())
                 .and_then(|v| {
                     v.median_us
-                        .map(|us| format!("{us:.1} us {:.0} TF/s", v.tflops.unwrap_or(0.0)))
+                        .map(|us| format!("{us:.1} us {:.0} TF/s", v.rate.unwrap_or(0.0)))
                 })
                 .unwrap_or_default()
         })
@@ -225,7 +256,7 @@ fn spec(s: &str) -> Result<VariantSpec, String> {
 }
 
 /// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.
-fn compare(shape_name: &str, specs: &[String]) -> ExitCode {
+fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
     let Some(shape) = harness::problem::standard_shapes()
         .into_iter()
         .chain([harness::shape("long_k")])
@@ -253,8 +284,6 @@ fn compare(shape_name: &str, specs: &[String]) -> ExitCode {
             candidate: cand.clone(),
             shape: shape.clone(),
             dtype: DType::F16,
-            expect: Expect::Verdict(Verdict::NoChange),
-            seed: None,
         };
         let name = format!(
             "compare::{}::{}::{}",
@@ -262,7 +291,12 @@ fn compare(shape_name: &str, specs: &[String]) -> ExitCode {
             parsed[0].name(),
             shape.name
         );
-        let r = isolate::run_in_child(&name, &job, isolate::trial_deadline()).record;
+        let mut r = isolate::run_in_child(&name, &job, deadline).record;
+        r.judgement = match &r.observed {
+            harness::job::Observed::Compared(e) => e.summary(),
+            o => format!("no verdict: {}", o.kind()),
+        };
+        r.passed = matches!(r.observed, harness::job::Observed::Compared(_));
         println!("{name}");
         harness::suite::print_record(&r);
         records.push(r);
@@ -271,6 +305,7 @@ fn compare(shape_name: &str, specs: &[String]) -> ExitCode {
         suite: "compare".into(),
         environment: Environment::capture(),
         trials: records,
+        calibration: Vec::new(),
     };
     if let Ok(p) = file.write() {
         println!("results written to {}", p.display());

@@ -10,6 +10,45 @@ use crate::problem::{DType, Shape};
 use crate::source;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Where random inputs come from: GEMM_ABLATE_SEED (to replay a run) or the clock and process id. Each draw is
+/// recorded beside what it filled (a round's operands, a check's inputs), so any failure can be replayed.
+pub struct Seeds {
+    base: u64,
+    drawn: AtomicU64,
+}
+
+impl Seeds {
+    pub fn new(fixed: Option<u64>) -> Seeds {
+        let base = fixed.unwrap_or_else(|| {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0);
+            nanos ^ (u64::from(std::process::id()) << 32)
+        });
+        Seeds {
+            base,
+            drawn: AtomicU64::new(0),
+        }
+    }
+    /// The next seed. With GEMM_ABLATE_SEED set, every draw is that seed: a check replays exactly.
+    pub fn next(&self) -> u64 {
+        let i = self.drawn.fetch_add(1, Ordering::Relaxed);
+        if std::env::var_os("GEMM_ABLATE_SEED").is_some() {
+            return self.base;
+        }
+        mix(self.base, i)
+    }
+}
+
+/// A well-mixed seed for stream `i` of `seed` (splitmix64 finalizer).
+pub fn mix(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i + 1));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Pattern written into C's guard bands; any other value found there after a launch is an out-of-bounds store.
 pub const GUARD_PATTERN: u16 = 0x5A5A;
 
@@ -45,15 +84,9 @@ impl Util {
         }
     }
 
-    /// Uniform values in [-1, 1) from a counter-based generator: every call gets a fresh seed.
-    pub fn fill_random(&self, gpu: &Gpu, ptr: u64, elems: usize) -> Result<()> {
-        static CALLS: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        let mut seed =
-            nanos ^ (CALLS.fetch_add(1, Ordering::Relaxed) << 48) ^ u64::from(std::process::id());
+    /// Uniform values in [-1, 1) from a counter-based generator seeded with `seed`.
+    pub fn fill_random(&self, gpu: &Gpu, ptr: u64, elems: usize, seed: u64) -> Result<()> {
+        let mut seed = seed;
         let (mut out, mut n) = (ptr, elems as u64);
         let mut params = crate::kernel_params![&mut out, &mut n, &mut seed];
         unsafe { launch(gpu, &self.fill, self.grid_for(elems), &mut params) }
@@ -127,6 +160,8 @@ pub struct Operands {
     pub shape: Shape,
     pub dtype: DType,
     pub sets: Vec<OperandSet>,
+    /// The seed A and B were drawn from (set i's A from mix(seed, 2i), its B from mix(seed, 2i + 1)).
+    pub seed: u64,
 }
 
 /// How many operand sets to rotate through so that the rotated footprint is at least 3x the L2.
@@ -144,12 +179,13 @@ impl Operands {
         shape: &Shape,
         dtype: DType,
         sets: usize,
+        seed: u64,
     ) -> Result<Operands> {
         let (a_elems, b_elems, c_elems) = (shape.m * shape.k, shape.n * shape.k, shape.m * shape.n);
         let guard_before = 1 << 19;
         let guard_after = (256 * shape.n).max(1 << 19);
         let mut out = Vec::new();
-        for _ in 0..sets.max(1) {
+        for i in 0..sets.max(1) as u64 {
             let set = OperandSet {
                 a: DeviceBuffer::new(gpu, a_elems * 2)?,
                 b: DeviceBuffer::new(gpu, b_elems * 2)?,
@@ -158,8 +194,8 @@ impl Operands {
                 guard_after,
                 c_elems,
             };
-            util.fill_random(gpu, set.a.ptr(), a_elems)?;
-            util.fill_random(gpu, set.b.ptr(), b_elems)?;
+            util.fill_random(gpu, set.a.ptr(), a_elems, mix(seed, 2 * i))?;
+            util.fill_random(gpu, set.b.ptr(), b_elems, mix(seed, 2 * i + 1))?;
             set.poison(gpu, dtype)?;
             out.push(set);
         }
@@ -168,13 +204,22 @@ impl Operands {
             shape: shape.clone(),
             dtype,
             sets: out,
+            seed,
         })
     }
 
-    /// Draws fresh random A and B for set `i` (before each correctness check).
-    pub fn refill(&self, gpu: &Gpu, util: &Util, i: usize) -> Result<()> {
+    /// Draws fresh random A and B for set `i` from `seed` (before each correctness check).
+    pub fn refill(&self, gpu: &Gpu, util: &Util, i: usize, seed: u64) -> Result<()> {
         let s = &self.sets[i];
-        util.fill_random(gpu, s.a.ptr(), self.shape.m * self.shape.k)?;
-        util.fill_random(gpu, s.b.ptr(), self.shape.n * self.shape.k)
+        util.fill_random(gpu, s.a.ptr(), self.shape.m * self.shape.k, mix(seed, 0))?;
+        util.fill_random(gpu, s.b.ptr(), self.shape.n * self.shape.k, mix(seed, 1))
+    }
+
+    /// Device addresses of A and B of every set: where this allocation landed.
+    pub fn addresses(&self) -> Vec<u64> {
+        self.sets
+            .iter()
+            .flat_map(|s| [s.a.ptr(), s.b.ptr()])
+            .collect()
     }
 }

@@ -42,6 +42,9 @@ pub struct RunFile {
     pub suite: String,
     pub environment: Environment,
     pub trials: Vec<TrialRecord>,
+    /// Calibration runs: the table of true effects against verdict counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibration: Vec<crate::calibration::CalibrationRow>,
 }
 
 /// The results directory: GEMM_ABLATE_RESULTS_DIR, or results/ under the current directory.
@@ -109,17 +112,20 @@ mod tests {
 
     #[test]
     fn results_round_trip_through_json() {
+        let rounds: Vec<Vec<f64>> = vec![vec![-1.1, -1.2]; 8];
+        let e = crate::stats::estimate(&rounds, crate::stats::StatsSettings::default());
         let record = crate::job::TrialRecord {
             passed: true,
-            outcome: "confirmed".into(),
+            judgement: "confirmed".into(),
             shape: Some(crate::problem::shape("square4096")),
             dtype: Some(crate::problem::DType::F16),
-            speedup: Some(3.19),
             flags: vec!["a flag".into()],
-            ..crate::job::TrialRecord::failed(
+            ..crate::job::TrialRecord::new(
                 "ablation::swizzle::square4096",
-                "rung4 vs rung3: faster",
-                String::new(),
+                &crate::job::Job::CublasVsCpu {
+                    dtype: crate::problem::DType::F16,
+                },
+                crate::job::Observed::Compared(e),
             )
         };
         let file = RunFile {
@@ -133,33 +139,51 @@ mod tests {
                 settings: vec![("GEMM_ABLATE_BAND".into(), "0.02".into())],
             },
             trials: vec![record],
+            calibration: Vec::new(),
         };
         let json = serde_json::to_string(&file).unwrap();
         assert_eq!(serde_json::from_str::<RunFile>(&json).unwrap(), file);
     }
 
+    /// Every committed run, in this format (results/h200/*.json) or an older one (a subfolder per commit),
+    /// names an H200, a clean 40-digit commit, and holds trials.
     #[test]
-    fn committed_reference_runs_parse_and_carry_their_provenance() {
+    fn committed_reference_runs_carry_their_provenance() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/h200");
-        let mut seen = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
+        let mut files = Vec::new();
+        let mut stack = vec![dir.clone()];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().and_then(|e| e.to_str()) == Some("json") {
+                    files.push(path);
+                }
             }
-            let run = RunFile::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let device = run
-                .environment
-                .device
-                .expect("a reference run names its GPU");
-            assert_eq!(device.name, "NVIDIA H200");
-            assert!(
-                !run.environment.commit.contains("dirty") && run.environment.commit.len() >= 40
-            );
-            assert!(!run.trials.is_empty());
-            seen += 1;
         }
-        assert!(seen >= 3);
+        let mut current = 0;
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let v: serde_json::Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let env = &v["environment"];
+            assert_eq!(env["device"]["name"], "NVIDIA H200", "{}", path.display());
+            let commit = env["commit"].as_str().unwrap_or_default();
+            assert!(
+                !commit.contains("dirty") && commit.len() >= 40,
+                "{}",
+                path.display()
+            );
+            assert!(v["trials"].as_array().is_some_and(|t| !t.is_empty()));
+            if path.parent() == Some(dir.as_path()) {
+                // Top-level runs are in the current format.
+                RunFile::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                current += 1;
+            }
+        }
+        assert!(files.len() >= 10, "{} committed runs", files.len());
+        let _ = current;
     }
 
     #[test]

@@ -1,12 +1,25 @@
-//! From paired timing samples to a verdict.
+//! From rounds of paired timing samples to a verdict, with error rates that hold from one run to the next.
 //!
-//! The unit of replication is a pair of neighbouring batches (baseline, candidate) run back to back, in
-//! alternating order (A B, B A, ...): their log time ratio cancels the clock drift both batches share. The mean
-//! of the log ratios and its Student-t interval give the ratio and its uncertainty:
-//! - Faster / Slower: the 95% interval lies entirely beyond the band (by default +-2%);
-//! - NoChange: the 90% interval lies entirely inside the band (two one-sided tests at 5%), so "no change" means
-//!   the measurement could see a change of the band's size and saw none;
-//! - Inconclusive: neither, after the sampling budget ran out: the noise is reported with it.
+//! The unit of replication is a *round*: fresh operand allocations, its own warm-up, its own A/B order, then a
+//! few pairs of neighbouring batches (baseline, candidate). Within a round the log time ratio of a pair cancels
+//! the clock drift both batches share; between rounds, whatever is fixed for a stretch of time (where the
+//! operands landed in memory, the launch count per batch, the clock state) changes. The estimate of a round is
+//! the mean of its pairs' log ratios, and the interval is a Student-t interval over the round estimates.
+//!
+//! Why a t-interval over round means rather than a random-effects fit: every round has the same number of pairs
+//! (a balanced one-way design), so the variance of a round mean is exactly between-round variance plus
+//! within-round variance over the pair count, and the t-interval over round means with rounds - 1 degrees of
+//! freedom is the exact interval for the grand mean under that model. No variance component has to be
+//! estimated (and none can come out negative), and the interval widens by itself when the rounds disagree.
+//!
+//! The stopping rule is group-sequential with planned looks (by default 2: after 8 and after 16 rounds). The
+//! overall error rates are split evenly across the looks (Bonferroni), which keeps them at or under their
+//! stated levels whatever the correlation between looks; `oc.rs` simulates the rule and the CPU tests assert
+//! its operating characteristics. At each look:
+//! - Faster / Slower: the (1 - alpha / looks) interval lies entirely beyond the band (by default +-2%);
+//! - NoChange: the (1 - 2 alpha_eq / looks) interval lies entirely inside the band (two one-sided tests), so
+//!   "no change" means the measurement could have seen a change of the band's size and did not;
+//! - otherwise sample the next look; after the last look the verdict is Inconclusive, said with the noise.
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -33,14 +46,21 @@ impl Verdict {
     }
 }
 
+/// The decision rule: band, overall error levels and the planned looks.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StatsSettings {
     /// Half-width of the no-change band, as a fraction (0.02 = +-2%).
     pub band: f64,
-    /// Confidence of the interval that must clear the band for Faster/Slower.
+    /// Overall confidence for Faster/Slower (0.95: a false "faster" or "slower" at most 5% of the time).
     pub confidence: f64,
-    /// Confidence of the interval that must sit inside the band for NoChange (0.90 = TOST at 5%).
+    /// Overall confidence for NoChange (0.90 = two one-sided tests at 5%).
     pub equivalence_confidence: f64,
+    /// Rounds between looks.
+    pub rounds_per_look: usize,
+    /// Planned looks; the last one ends the comparison.
+    pub looks: usize,
+    /// Pairs of batches per round.
+    pub pairs_per_round: usize,
 }
 
 impl Default for StatsSettings {
@@ -49,44 +69,70 @@ impl Default for StatsSettings {
             band: 0.02,
             confidence: 0.95,
             equivalence_confidence: 0.90,
+            rounds_per_look: 8,
+            looks: 2,
+            pairs_per_round: 6,
         }
     }
 }
 
 impl StatsSettings {
-    /// Defaults, overridden by GEMM_ABLATE_BAND, GEMM_ABLATE_CONFIDENCE, GEMM_ABLATE_EQUIV_CONFIDENCE.
-    pub fn from_env() -> StatsSettings {
-        let d = StatsSettings::default();
-        StatsSettings {
-            band: env_f64("GEMM_ABLATE_BAND", d.band),
-            confidence: env_f64("GEMM_ABLATE_CONFIDENCE", d.confidence),
-            equivalence_confidence: env_f64(
-                "GEMM_ABLATE_EQUIV_CONFIDENCE",
-                d.equivalence_confidence,
-            ),
-        }
+    /// Nominal two-sided confidence of the Faster/Slower interval at each look.
+    pub fn look_confidence(&self) -> f64 {
+        1.0 - (1.0 - self.confidence) / self.looks as f64
+    }
+    /// Nominal two-sided confidence of the NoChange interval at each look.
+    pub fn look_equivalence_confidence(&self) -> f64 {
+        1.0 - (1.0 - self.equivalence_confidence) / self.looks as f64
+    }
+    pub fn max_rounds(&self) -> usize {
+        self.rounds_per_look * self.looks
+    }
+    /// True after the rounds that end a look.
+    pub fn is_look(&self, rounds_done: usize) -> bool {
+        rounds_done > 0 && rounds_done.is_multiple_of(self.rounds_per_look)
     }
 }
 
-pub fn env_f64(name: &str, default: f64) -> f64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+/// Mean and sample standard deviation.
+pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
 }
 
-/// The estimate from a set of paired log ratios ln(candidate / baseline).
+/// Two-sided Student-t quantile for `confidence` at `df` degrees of freedom.
+pub fn t_quantile(confidence: f64, df: f64) -> f64 {
+    let t = StudentsT::new(0.0, 1.0, df.max(1.0)).expect("df >= 1 gives a valid t distribution");
+    t.inverse_cdf((1.0 + confidence.clamp(0.5, 0.999_999)) / 2.0)
+}
+
+/// The estimate from the rounds of one comparison, log ratios ln(candidate / baseline).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
+    pub rounds: usize,
     pub pairs: usize,
-    /// Candidate time over baseline time (geometric mean of the pair ratios).
+    /// Looks taken (1 = stopped at the first).
+    pub looks: usize,
+    /// Candidate time over baseline time (exp of the mean round estimate).
     pub ratio: f64,
-    /// Interval of the ratio at `confidence`.
+    /// Mean log ratio, its standard error and degrees of freedom (for chaining sweep comparisons).
+    pub log_mean: f64,
+    pub log_se: f64,
+    pub df: f64,
+    /// Faster/Slower interval of the ratio, at the per-look confidence of the look that decided.
     pub ci: (f64, f64),
-    /// Interval of the ratio at `equivalence_confidence`.
+    /// NoChange interval of the ratio, likewise.
     pub ci_equivalence: (f64, f64),
-    /// Standard deviation of one pair's log ratio: the measured noise of a single comparison.
+    /// Standard deviation of one pair's log ratio within a round (pooled): the noise of neighbouring batches.
     pub pair_sd: f64,
+    /// Standard deviation of the round estimates, and the part of it not explained by the pairs' noise.
+    pub round_sd: f64,
+    pub between_round_sd: f64,
     pub verdict: Verdict,
     pub settings: StatsSettings,
 }
@@ -99,78 +145,157 @@ impl Estimate {
     /// One line for a trial's output.
     pub fn summary(&self) -> String {
         format!(
-            "ratio {:.4} (candidate/baseline time), {:.0}% CI [{:.4}, {:.4}], {} pairs, pair noise {:.2}% -> {} (band +-{:.1}%)",
+            "ratio {:.4} (candidate/baseline time), {:.1}% CI [{:.4}, {:.4}] over {} rounds x {} pairs ({} look{}), noise: pair {:.2}%, between rounds {:.2}% -> {} (band +-{:.1}%)",
             self.ratio,
-            self.settings.confidence * 100.0,
+            self.settings.look_confidence() * 100.0,
             self.ci.0,
             self.ci.1,
-            self.pairs,
+            self.rounds,
+            self.settings.pairs_per_round,
+            self.looks,
+            if self.looks == 1 { "" } else { "s" },
             self.pair_sd * 100.0,
+            self.between_round_sd * 100.0,
             self.verdict.word(),
             self.settings.band * 100.0
         )
     }
 }
 
-/// Mean and a two-sided interval of the mean at `confidence`, on the log scale.
-fn interval(mean: f64, sd: f64, n: usize, confidence: f64) -> (f64, f64) {
-    if sd == 0.0 {
-        return (mean, mean);
-    }
-    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
-        .expect("n >= 2 and sd > 0 give a valid t distribution");
-    let p = (1.0 + confidence.clamp(0.5, 0.999_999)) / 2.0;
-    let half = t.inverse_cdf(p) * sd / (n as f64).sqrt();
-    (mean - half, mean + half)
-}
-
-pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    if xs.len() < 2 {
-        return (mean, 0.0);
-    }
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var.sqrt())
-}
-
-/// Turns paired log ratios into an estimate and a verdict.
-pub fn paired_estimate(log_ratios: &[f64], settings: StatsSettings) -> Estimate {
-    let n = log_ratios.len();
-    if n < 2 || log_ratios.iter().any(|x| !x.is_finite()) {
-        let mean = if n == 1 { log_ratios[0] } else { 0.0 };
+/// Estimate and verdict from rounds of paired log ratios, as judged at the look `rounds.len()` ends.
+/// Rounds with a non-finite value, or fewer than two rounds, give Inconclusive.
+pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
+    let n = rounds.len();
+    let pairs: usize = rounds.iter().map(Vec::len).sum();
+    let looks = n.div_ceil(settings.rounds_per_look.max(1)).max(1);
+    let means: Vec<f64> = rounds
+        .iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| mean_sd(r).0)
+        .collect();
+    let finite = means.len() == n && means.iter().all(|x| x.is_finite());
+    // Pooled within-round sd of one pair.
+    let (ss, dof) = rounds
+        .iter()
+        .filter(|r| r.len() >= 2)
+        .fold((0.0, 0usize), |(ss, d), r| {
+            let (m, _) = mean_sd(r);
+            (
+                ss + r.iter().map(|x| (x - m).powi(2)).sum::<f64>(),
+                d + r.len() - 1,
+            )
+        });
+    let pair_sd = if dof > 0 {
+        (ss / dof as f64).sqrt()
+    } else {
+        f64::NAN
+    };
+    if n < 2 || !finite {
+        let mean = means.first().copied().unwrap_or(0.0);
         return Estimate {
-            pairs: n,
+            rounds: n,
+            pairs,
+            looks,
             ratio: mean.exp(),
+            log_mean: mean,
+            log_se: f64::INFINITY,
+            df: 1.0,
             ci: (0.0, f64::INFINITY),
             ci_equivalence: (0.0, f64::INFINITY),
-            pair_sd: f64::NAN,
+            pair_sd,
+            round_sd: f64::NAN,
+            between_round_sd: f64::NAN,
             verdict: Verdict::Inconclusive,
             settings,
         };
     }
-    let (mean, sd) = mean_sd(log_ratios);
-    let (lo, hi) = interval(mean, sd, n, settings.confidence);
-    let (elo, ehi) = interval(mean, sd, n, settings.equivalence_confidence);
+    let (mean, round_sd) = mean_sd(&means);
+    let per_round = pairs as f64 / n as f64;
+    let between_round_sd = (round_sd.powi(2) - pair_sd.powi(2) / per_round)
+        .max(0.0)
+        .sqrt();
+    let df = (n - 1) as f64;
+    let se = round_sd / (n as f64).sqrt();
+    let half = |c: f64| {
+        if se == 0.0 {
+            0.0
+        } else {
+            t_quantile(c, df) * se
+        }
+    };
+    let (h, he) = (
+        half(settings.look_confidence()),
+        half(settings.look_equivalence_confidence()),
+    );
     let (band_lo, band_hi) = ((1.0 - settings.band).ln(), (1.0 + settings.band).ln());
-    let verdict = if hi < band_lo {
+    let verdict = if mean + h < band_lo {
         Verdict::Faster
-    } else if lo > band_hi {
+    } else if mean - h > band_hi {
         Verdict::Slower
-    } else if elo > band_lo && ehi < band_hi {
+    } else if mean - he > band_lo && mean + he < band_hi {
         Verdict::NoChange
     } else {
         Verdict::Inconclusive
     };
     Estimate {
-        pairs: n,
+        rounds: n,
+        pairs,
+        looks,
         ratio: mean.exp(),
-        ci: (lo.exp(), hi.exp()),
-        ci_equivalence: (elo.exp(), ehi.exp()),
-        pair_sd: sd,
+        log_mean: mean,
+        log_se: se,
+        df,
+        ci: ((mean - h).exp(), (mean + h).exp()),
+        ci_equivalence: ((mean - he).exp(), (mean + he).exp()),
+        pair_sd,
+        round_sd,
+        between_round_sd,
         verdict,
         settings,
     }
+}
+
+/// The group-sequential rule: feeds rounds from `next_round` until a look decides or the last look is done.
+/// Returns the rounds taken and the estimate at the deciding (or last) look.
+pub fn sequential<E>(
+    settings: StatsSettings,
+    mut next_round: impl FnMut(usize) -> Result<Vec<f64>, E>,
+) -> Result<(Vec<Vec<f64>>, Estimate), E> {
+    let mut rounds = Vec::new();
+    loop {
+        rounds.push(next_round(rounds.len())?);
+        if settings.is_look(rounds.len()) {
+            let e = estimate(&rounds, settings);
+            if e.verdict.is_decisive() || rounds.len() >= settings.max_rounds() {
+                return Ok((rounds, e));
+            }
+        }
+    }
+}
+
+/// A difference of chained log ratios: the sum of independent comparisons' log means, its standard error and
+/// Welch-Satterthwaite degrees of freedom, as an interval at `confidence` (for sweeps).
+pub fn chained_interval(parts: &[&Estimate], confidence: f64) -> (f64, f64, f64) {
+    let mean: f64 = parts.iter().map(|e| e.log_mean).sum();
+    let var: f64 = parts.iter().map(|e| e.log_se.powi(2)).sum();
+    if parts.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    if !var.is_finite() {
+        return (mean, f64::NEG_INFINITY, f64::INFINITY);
+    }
+    let denom: f64 = parts.iter().map(|e| e.log_se.powi(4) / e.df).sum();
+    let df = if denom > 0.0 {
+        var.powi(2) / denom
+    } else {
+        1e6
+    };
+    let half = if var == 0.0 {
+        0.0
+    } else {
+        t_quantile(confidence, df) * var.sqrt()
+    };
+    (mean, mean - half, mean + half)
 }
 
 /// Median of a sample (NaN for an empty one); does not reorder the input.
@@ -191,36 +316,35 @@ pub fn median(xs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oc::Rng;
 
-    /// Deterministic pseudo-normal noise (sum of uniforms) so the tests need no RNG crate and never flake.
-    fn noise(seed: u64, n: usize, sd: f64) -> Vec<f64> {
-        let mut state = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (0..n)
+    /// `rounds` rounds of `per` pairs around ln(ratio) with pair noise `sd` and round offsets `between`.
+    fn data(
+        ratio: f64,
+        sd: f64,
+        between: f64,
+        rounds: usize,
+        per: usize,
+        seed: u64,
+    ) -> Vec<Vec<f64>> {
+        let mut rng = Rng::new(seed);
+        (0..rounds)
             .map(|_| {
-                let mut s = 0.0;
-                for _ in 0..12 {
-                    state = state
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    s += (state >> 11) as f64 / (1u64 << 53) as f64;
-                }
-                (s - 6.0) * sd
+                let b = rng.normal() * between;
+                (0..per)
+                    .map(|_| ratio.ln() + b + rng.normal() * sd)
+                    .collect()
             })
             .collect()
     }
 
-    fn pairs(shift: f64, sd: f64, n: usize, seed: u64) -> Vec<f64> {
-        noise(seed, n, sd)
-            .into_iter()
-            .map(|e| shift.ln() + e)
-            .collect()
+    fn s() -> StatsSettings {
+        StatsSettings::default()
     }
 
     #[test]
     fn a_ten_percent_faster_candidate_is_faster() {
-        let e = paired_estimate(&pairs(0.90, 0.004, 20, 1), StatsSettings::default());
+        let e = estimate(&data(0.90, 0.005, 0.002, 8, 6, 1), s());
         assert_eq!(e.verdict, Verdict::Faster, "{}", e.summary());
         assert!((e.ratio - 0.90).abs() < 0.01);
         assert!((e.speedup() - 1.0 / 0.9).abs() < 0.02);
@@ -228,73 +352,104 @@ mod tests {
 
     #[test]
     fn a_ten_percent_slower_candidate_is_slower() {
-        let e = paired_estimate(&pairs(1.10, 0.004, 20, 2), StatsSettings::default());
+        let e = estimate(&data(1.10, 0.005, 0.002, 8, 6, 2), s());
         assert_eq!(e.verdict, Verdict::Slower, "{}", e.summary());
     }
 
     #[test]
     fn identical_distributions_give_no_change() {
-        let e = paired_estimate(&pairs(1.0, 0.004, 20, 3), StatsSettings::default());
+        let e = estimate(&data(1.0, 0.005, 0.001, 8, 6, 3), s());
         assert_eq!(e.verdict, Verdict::NoChange, "{}", e.summary());
         assert!(e.ci_equivalence.0 > 0.98 && e.ci_equivalence.1 < 1.02);
     }
 
     #[test]
+    fn rounds_that_disagree_widen_the_interval() {
+        // Tight pairs inside each round, but the rounds sit 3% apart: the interval must say so.
+        let tight = estimate(&data(1.05, 0.002, 0.0, 8, 6, 4), s());
+        let spread = estimate(&data(1.05, 0.002, 0.03, 8, 6, 4), s());
+        let width = |e: &Estimate| e.ci.1 / e.ci.0;
+        assert!(width(&spread) > 5.0 * (width(&tight) - 1.0) + 1.0);
+        assert!(spread.between_round_sd > 0.015, "{}", spread.summary());
+        assert!(tight.between_round_sd < 0.002, "{}", tight.summary());
+    }
+
+    #[test]
     fn wide_noise_is_inconclusive_not_no_change() {
-        // 10% noise per pair and few pairs: the interval is far wider than the band.
-        let e = paired_estimate(&pairs(1.0, 0.10, 8, 4), StatsSettings::default());
+        let e = estimate(&data(1.0, 0.10, 0.05, 8, 6, 5), s());
         assert_eq!(e.verdict, Verdict::Inconclusive, "{}", e.summary());
         assert!(e.pair_sd > 0.05);
     }
 
     #[test]
-    fn a_change_inside_the_band_is_no_change() {
-        let e = paired_estimate(&pairs(0.99, 0.002, 30, 5), StatsSettings::default());
-        assert_eq!(e.verdict, Verdict::NoChange, "{}", e.summary());
-    }
-
-    #[test]
     fn a_change_on_the_band_edge_is_inconclusive() {
-        let e = paired_estimate(&pairs(0.98, 0.004, 30, 6), StatsSettings::default());
+        let e = estimate(&data(0.98, 0.004, 0.001, 8, 6, 6), s());
         assert_eq!(e.verdict, Verdict::Inconclusive, "{}", e.summary());
     }
 
     #[test]
     fn zero_variance_is_handled() {
-        let same = paired_estimate(&[0.0; 10], StatsSettings::default());
+        let same = estimate(&vec![vec![0.0; 6]; 8], s());
         assert_eq!(same.verdict, Verdict::NoChange);
-        let shifted = paired_estimate(&[(0.5f64).ln(); 10], StatsSettings::default());
+        let shifted = estimate(&vec![vec![(0.5f64).ln(); 6]; 8], s());
         assert_eq!(shifted.verdict, Verdict::Faster);
     }
 
     #[test]
-    fn too_few_or_non_finite_pairs_are_inconclusive() {
+    fn too_few_or_non_finite_rounds_are_inconclusive() {
+        assert_eq!(estimate(&[], s()).verdict, Verdict::Inconclusive);
         assert_eq!(
-            paired_estimate(&[], StatsSettings::default()).verdict,
+            estimate(&[vec![0.1, 0.1]], s()).verdict,
             Verdict::Inconclusive
         );
-        assert_eq!(
-            paired_estimate(&[0.1], StatsSettings::default()).verdict,
-            Verdict::Inconclusive
-        );
-        assert_eq!(
-            paired_estimate(&[0.0, f64::NAN, 0.0], StatsSettings::default()).verdict,
-            Verdict::Inconclusive
-        );
+        let mut d = data(1.0, 0.005, 0.0, 8, 6, 7);
+        d[3][2] = f64::NAN;
+        assert_eq!(estimate(&d, s()).verdict, Verdict::Inconclusive);
     }
 
     #[test]
     fn a_wider_band_turns_a_small_change_into_no_change() {
-        let data = pairs(0.96, 0.003, 20, 7);
-        assert_eq!(
-            paired_estimate(&data, StatsSettings::default()).verdict,
-            Verdict::Faster
-        );
-        let wide = StatsSettings {
-            band: 0.06,
-            ..StatsSettings::default()
-        };
-        assert_eq!(paired_estimate(&data, wide).verdict, Verdict::NoChange);
+        let d = data(0.96, 0.003, 0.001, 8, 6, 8);
+        assert_eq!(estimate(&d, s()).verdict, Verdict::Faster);
+        let wide = StatsSettings { band: 0.06, ..s() };
+        assert_eq!(estimate(&d, wide).verdict, Verdict::NoChange);
+    }
+
+    #[test]
+    fn the_sequential_rule_stops_at_a_deciding_look_or_the_last() {
+        let settings = s();
+        let mut rng = Rng::new(9);
+        let (rounds, e) = sequential::<()>(settings, |_| {
+            Ok((0..6).map(|_| 0.5f64.ln() + rng.normal() * 0.005).collect())
+        })
+        .unwrap();
+        assert_eq!(rounds.len(), settings.rounds_per_look);
+        assert_eq!((e.looks, e.verdict), (1, Verdict::Faster));
+        let mut rng = Rng::new(10);
+        let (rounds, e) = sequential::<()>(settings, |_| {
+            Ok((0..6).map(|_| rng.normal() * 0.2).collect())
+        })
+        .unwrap();
+        assert_eq!(rounds.len(), settings.max_rounds());
+        assert_eq!((e.looks, e.verdict), (2, Verdict::Inconclusive));
+    }
+
+    #[test]
+    fn per_look_levels_split_the_overall_error() {
+        let st = s();
+        assert!((st.look_confidence() - 0.975).abs() < 1e-12);
+        assert!((st.look_equivalence_confidence() - 0.95).abs() < 1e-12);
+        assert!(st.is_look(8) && st.is_look(16) && !st.is_look(9));
+    }
+
+    #[test]
+    fn chained_intervals_add_variances() {
+        let a = estimate(&data(0.9, 0.005, 0.001, 8, 6, 11), s());
+        let b = estimate(&data(1.1, 0.005, 0.001, 8, 6, 12), s());
+        let (m, lo, hi) = chained_interval(&[&a, &b], 0.95);
+        assert!((m - (a.log_mean + b.log_mean)).abs() < 1e-12);
+        let (_, alo, ahi) = chained_interval(&[&a], 0.95);
+        assert!(hi - lo > ahi - alo);
     }
 
     #[test]

@@ -1,29 +1,35 @@
 //! The glue between a list of trials and libtest-mimic: GPU trials run one at a time, each in its own child
-//! process, and are ignored (with the reason) where there is no Hopper GPU; CPU trials always run. At the end
-//! the GPU trials' records are written as one results file.
+//! process, and are ignored (with the reason) where there is no Hopper GPU; CPU trials always run. The parent
+//! judges every record against the trial's expectation, prints it, and writes the run as one results file.
 
+use crate::agreement;
 use crate::device;
+use crate::expect::Expectation;
 use crate::isolate;
-use crate::job::{Caught, Job, TrialRecord, VariantSpec};
+use crate::job::{Job, Observed, TrialRecord, VariantSpec};
 use crate::problem::DType;
 use crate::results::{Environment, RunFile};
+use crate::settings::Settings;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-/// A GPU trial: a name (hierarchical, `ablation::swizzle::square4096`) and the job it runs.
+/// A GPU trial: a name (hierarchical, `ablation::swizzle::square4096`), what it runs, and what it expects.
 pub struct GpuTrial {
     pub name: String,
     pub job: Job,
+    pub expectation: Expectation,
     /// Overrides the default per-trial deadline.
     pub deadline_s: Option<f64>,
 }
 
 impl GpuTrial {
-    pub fn new(name: impl Into<String>, job: Job) -> GpuTrial {
+    pub fn new(name: impl Into<String>, job: Job, expectation: Expectation) -> GpuTrial {
         GpuTrial {
             name: name.into(),
             job,
+            expectation,
             deadline_s: None,
         }
     }
@@ -31,17 +37,6 @@ impl GpuTrial {
         self.deadline_s = Some(seconds);
         self
     }
-}
-
-/// True if a fault trial expects to be stopped by the host's deadline.
-fn expects_host_timeout(job: &Job) -> bool {
-    matches!(
-        job,
-        Job::Fault {
-            caught: Caught::HostTimeout,
-            ..
-        }
-    )
 }
 
 /// The NVRTC programs a variant compiles to (none for cuBLAS), with a name for its compile trial.
@@ -66,47 +61,41 @@ fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
     }
 }
 
+/// The variants a job builds.
+fn specs(job: &Job) -> (Vec<&VariantSpec>, DType) {
+    match job {
+        Job::Compare {
+            baseline,
+            candidate,
+            dtype,
+            ..
+        } => (vec![baseline, candidate], *dtype),
+        Job::Check { variant, dtype, .. } => (vec![variant], *dtype),
+        Job::Sweep { points, dtype, .. } => (points.iter().collect(), *dtype),
+        Job::CublasVsCpu { dtype } => (Vec::new(), *dtype),
+    }
+}
+
 /// One CPU trial per distinct kernel program the GPU trials use: it must compile for sm_90a with NVRTC, without
-/// register spills or local memory, and without ptxas warnings about wgmma or setmaxnreg.
+/// register spills or local memory, and without ptxas warnings about wgmma or setmaxnreg. Without NVRTC they
+/// are ignored with the reason, unless GEMM_ABLATE_REQUIRE_NVRTC=1 (CI), where they fail.
 pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
     let mut seen: Vec<String> = Vec::new();
     let mut trials = Vec::new();
     for t in gpu_trials {
-        let found: Vec<(String, String)> = match &t.job {
-            Job::Compare {
-                baseline,
-                candidate,
-                dtype,
-                ..
-            } => [baseline, candidate]
-                .iter()
-                .flat_map(|v| programs(v, *dtype))
-                .collect(),
-            Job::Check { variant, dtype, .. } => programs(variant, *dtype),
-            Job::Sweep { points, dtype, .. } => {
-                points.iter().flat_map(|v| programs(v, *dtype)).collect()
-            }
-            Job::Fault {
-                config,
-                fault,
-                dtype,
-                ..
-            } => programs(
-                &VariantSpec::gemm(t.name.replace("::", "_"), config.clone().with_fault(*fault)),
-                *dtype,
-            ),
-            Job::CublasVsCpu { .. } => Vec::new(),
-        };
-        for (name, program) in found {
+        let (specs, dtype) = specs(&t.job);
+        for (name, program) in specs.into_iter().flat_map(|s| programs(s, dtype)) {
             if seen.contains(&program) {
                 continue;
             }
             seen.push(program.clone());
             trials.push(Trial::ignorable_test(format!("compile::{name}"), move || {
                 if !crate::probe::nvrtc_available() {
-                    return Ok(Completion::ignored_with(
-                        "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH",
-                    ));
+                    let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
+                    if crate::settings::nvrtc_required() {
+                        return Err(Failed::from(format!("GEMM_ABLATE_REQUIRE_NVRTC=1 and {why}")));
+                    }
+                    return Ok(Completion::ignored_with(why));
                 }
                 let compiled = crate::compile::compile(&name, &program).map_err(|e| Failed::from(e.to_string()))?;
                 check_resources(&compiled.report).map_err(Failed::from)?;
@@ -117,8 +106,15 @@ pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
     trials
 }
 
-/// A kernel's ptxas report is clean: no spills, no stack, no warning about wgmma serialization or setmaxnreg.
+/// A kernel's ptxas report is clean: it was read at all, no spills, no stack, no warning about wgmma
+/// serialization or setmaxnreg.
 pub fn check_resources(report: &crate::compile::ResourceReport) -> std::result::Result<(), String> {
+    if report.functions.is_empty() {
+        return Err(
+            "the ptxas resource report could not be read (no function lines in the NVRTC log): spills and registers are unknown"
+                .into(),
+        );
+    }
     if report.spills() > 0 {
         return Err(format!(
             "register spills or stack frame: {:?}",
@@ -136,34 +132,50 @@ pub fn check_resources(report: &crate::compile::ResourceReport) -> std::result::
     Ok(())
 }
 
-/// Prints a finished record the way every trial reports: hypothesis, outcome, flags, variants.
+/// Prints a finished record the way every trial reports: what ran, what was expected and why, what was seen.
 pub fn print_record(r: &TrialRecord) {
-    println!("  hypothesis: {}", r.hypothesis);
-    if let Some(seed) = &r.seed_finding {
-        println!("  seed (B200): {seed}");
+    println!("  ran: {}", r.description);
+    if let Some(e) = &r.expectation {
+        for line in e.describe() {
+            println!("  {line}");
+        }
     }
     for v in &r.variants {
         let timing = v
             .median_us
-            .map(|us| format!(", {us:.1} us, {:.0} TFLOP/s", v.tflops.unwrap_or(0.0)))
+            .map(|us| format!(", {us:.1} us, {:.1} {}", v.rate.unwrap_or(0.0), v.rate_unit))
             .unwrap_or_default();
         let check = v
             .check
             .as_ref()
-            .map(|c| format!(", {}", c.summary()))
+            .map(|c| format!(", {} (seed {})", c.summary(), c.seed))
             .unwrap_or_default();
         println!("  {}: {}{timing}{check}", v.name, v.label);
     }
+    if let Some(c) = &r.comparison {
+        println!(
+            "  timing: {} vs {}: {:.1} us vs {:.1} us (medians), SM clock median {} MHz, {:.1} s",
+            c.candidate,
+            c.baseline,
+            c.candidate_median_us,
+            c.baseline_median_us,
+            c.sm_clock_median_mhz
+                .map(|m| format!("{m:.0}"))
+                .unwrap_or_else(|| "unknown".into()),
+            c.elapsed_s
+        );
+        println!("  estimate: {}", c.estimate.summary());
+    }
     if !r.table.is_empty() {
         println!(
-            "  {:<34} {:>11} {:>18} {:>14} {:>14}",
-            "point", "median us", "rate", "time vs first", "vs previous"
+            "  {:<34} {:>11} {:>24} {:>14} {:>26}",
+            "point", "median us", "rate", "time vs first", "vs previous (95% CI)"
         );
         for row in &r.table {
             match &row.rejected {
                 Some(why) => println!("  {:<34} rejected: {why}", row.point),
                 None => println!(
-                    "  {:<34} {:>11.1} {:>18} {:>14} {:>14}",
+                    "  {:<34} {:>11.1} {:>24} {:>14} {:>26}",
                     row.point,
                     row.median_us.unwrap_or(f64::NAN),
                     row.rate
@@ -172,15 +184,47 @@ pub fn print_record(r: &TrialRecord) {
                     row.relative_time
                         .map(|t| format!("{t:.3}"))
                         .unwrap_or_default(),
-                    row.vs_previous.map(|v| v.word()).unwrap_or("-")
+                    row.vs_previous
+                        .as_ref()
+                        .map(|e| format!("{} [{:.3}, {:.3}]", e.verdict.word(), e.ci.0, e.ci.1))
+                        .unwrap_or_else(|| "-".into())
                 ),
             }
         }
     }
-    println!("  outcome: {}", r.outcome);
+    println!("  outcome: {}", r.judgement);
     for f in &r.flags {
         println!("  flag: {f}");
     }
+}
+
+/// Runs one GPU trial `repeat` times, each in its own process, judges each record, and returns them.
+fn run_trial(
+    name: &str,
+    job: &Job,
+    expectation: &Expectation,
+    deadline: Duration,
+    repeat: usize,
+) -> Vec<TrialRecord> {
+    (0..repeat)
+        .map(|i| {
+            let outcome = isolate::run_in_child(name, job, deadline);
+            let extra: Vec<&str> = outcome
+                .output
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .collect();
+            for line in extra.iter().rev().take(20).rev() {
+                println!("  | {line}");
+            }
+            if repeat > 1 {
+                println!("  -- process {} of {repeat}", i + 1);
+            }
+            let r = outcome.record.judged(expectation);
+            print_record(&r);
+            r
+        })
+        .collect()
 }
 
 /// Runs the target's trials and writes the results file; call from the target's `main`.
@@ -188,64 +232,66 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     if let Some(code) = isolate::child_entry() {
         return code;
     }
+    let settings = Settings::or_exit();
     let mut args = Arguments::from_args();
     // GPU trials must not overlap: one at a time, whatever the machine's core count.
     args.test_threads = Some(1);
-    let available: Arc<std::result::Result<(), String>> =
-        Arc::new(if gpu_trials.is_empty() || args.list {
+    let available: Arc<std::result::Result<(), String>> = Arc::new(
+        if gpu_trials.is_empty() || args.list {
             Ok(())
         } else {
-            device::hopper_available().map(|_| ())
-        });
+            device::hopper_available().map(|info| {
+                if info.max_sm_clock_mhz.is_none() {
+                    eprintln!("warning: NVML (libnvidia-ml) is not available: no SM clock readings, so the clock guards (low-clock pairs, throttling) are off");
+                }
+            })
+        },
+    );
     // The results file is rewritten after every GPU trial, so a run cut short still leaves what it measured.
     let run_file = Arc::new(Mutex::new(RunFile {
         suite: suite.to_string(),
         environment: Environment::capture(),
         trials: Vec::new(),
+        calibration: Vec::new(),
     }));
     let mut trials = cpu_trials;
     for t in gpu_trials {
         let (available, run_file) = (available.clone(), run_file.clone());
-        let name = t.name.clone();
-        let deadline = t
-            .deadline_s
-            .map(std::time::Duration::from_secs_f64)
-            .unwrap_or_else(isolate::trial_deadline);
+        let deadline = Duration::from_secs_f64(t.deadline_s.unwrap_or(settings.trial_timeout_s));
+        let repeat = settings.repeat;
+        let GpuTrial {
+            name,
+            job,
+            expectation,
+            ..
+        } = t;
         trials.push(
-            Trial::ignorable_test(t.name, move || {
+            Trial::ignorable_test(name.clone(), move || {
                 if let Err(reason) = available.as_ref() {
                     return Ok(Completion::ignored_with(format!(
                         "needs a Hopper GPU: {reason}"
                     )));
                 }
-                let outcome = isolate::run_in_child(&name, &t.job, deadline);
-                let mut r = outcome.record;
-                if expects_host_timeout(&t.job) {
-                    r.passed = r.outcome.starts_with("timeout:");
-                    r.outcome = format!("expected the host deadline to end it: {}", r.outcome);
-                }
-                let extra: Vec<&str> = outcome
-                    .output
-                    .lines()
-                    .filter(|l| !l.trim().is_empty())
+                let records = run_trial(&name, &job, &expectation, deadline, repeat);
+                let failed: Vec<String> = records
+                    .iter()
+                    .filter(|r| !r.passed)
+                    .map(|r| r.judgement.clone())
                     .collect();
-                for line in extra.iter().rev().take(20).rev() {
-                    println!("  | {line}");
+                if repeat > 1 {
+                    let row = agreement::agree(&records);
+                    println!("  agreement: {}", row.summary());
                 }
-                print_record(&r);
-                let passed = r.passed;
-                let outcome_line = r.outcome.clone();
                 {
                     let mut file = run_file.lock().unwrap();
-                    file.trials.push(r);
+                    file.trials.extend(records);
                     if let Err(e) = file.write() {
                         eprintln!("could not write the results file: {e}");
                     }
                 }
-                if passed {
-                    Ok(Completion::Completed)
-                } else {
-                    Err(Failed::from(outcome_line))
+                match failed.first() {
+                    None => Ok(Completion::Completed),
+                    Some(first) => Err(Failed::from(first.clone())),
                 }
             })
             .with_kind("gpu"),
@@ -254,9 +300,20 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     let conclusion = libtest_mimic::run(&args, trials);
     let file = run_file.lock().unwrap();
     if !file.trials.is_empty() {
+        if settings.repeat > 1 {
+            agreement::print_report(&agreement::by_trial(&file.trials));
+        }
         if let Ok(path) = file.path() {
             println!("results written to {}", path.display());
         }
     }
     conclusion.exit_code()
+}
+
+/// True if a record ended without a measurement (for the ladder's table).
+pub fn is_failure(r: &TrialRecord) -> bool {
+    matches!(
+        r.observed,
+        Observed::Error(_) | Observed::Hang(_) | Observed::HostTimeout(_) | Observed::Wrong { .. }
+    )
 }

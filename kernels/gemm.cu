@@ -315,6 +315,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
 #endif
       (void)warp;
+#if EPILOGUE_SPIN_CYCLES
+      // Calibration only: extra work of a known size before each tile's epilogue.
+      spin_cycles(EPILOGUE_SPIN_CYCLES);
+#endif
 #if FAULT_SKIP_EPILOGUE
       if (t == 0) continue;
 #endif

@@ -44,6 +44,13 @@ __device__ __forceinline__ u64 global_timer_ns() {
 }
 
 // ---------------------------------------------------------------- mbarrier
+// Calibration: a controlled amount of extra work, `cycles` SM clock cycles of spinning.
+__device__ __forceinline__ void spin_cycles(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
 __device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }

@@ -3,12 +3,11 @@
 //! `cargo test --release --test microbench -- <word>` with word one of load_path, same_tile, mma_only,
 //! epilogue_only, stages, raster.
 
-use harness::hypothesis::{compare, configs, with_seed};
+use harness::expect::{Expect, Expectation};
+use harness::hypothesis::{compare, configs};
 use harness::ladder::parse_spec;
-use harness::{
-    shape, DType, Expect, GpuTrial, Job, LoadPathConfig, Rung, SweepExpect, Swizzle, VariantSpec,
-    Verdict,
-};
+use harness::pins::{pinned_fastest, seed_or_pinned};
+use harness::{shape, DType, GpuTrial, Job, LoadPathConfig, Rung, Swizzle, VariantSpec, Verdict};
 use std::process::ExitCode;
 
 fn load_path(name: &str, swizzle: Swizzle, box_bytes: u32) -> VariantSpec {
@@ -22,20 +21,39 @@ fn spec(s: &str) -> VariantSpec {
     VariantSpec::gemm(s, parse_spec(s).unwrap_or_else(|e| panic!("{s}: {e}")))
 }
 
-fn sweep(name: &str, points: Vec<VariantSpec>, shape_name: &str, expect: SweepExpect) -> GpuTrial {
+fn sweep(
+    name: &str,
+    points: Vec<VariantSpec>,
+    shape_name: &str,
+    expectation: Expectation,
+) -> GpuTrial {
     GpuTrial::new(
         name,
         Job::Sweep {
             points,
             shape: shape(shape_name),
             dtype: DType::F16,
-            expect,
         },
+        expectation,
     )
 }
 
-fn fastest(names: &[&str]) -> SweepExpect {
-    SweepExpect::FastestAmong(names.iter().map(|s| s.to_string()).collect())
+fn fastest(names: &[&str]) -> Expect {
+    Expect::FastestAmong(names.iter().map(|s| s.to_string()).collect())
+}
+
+/// A sweep hypothesis from the seed; where the reference run refutes it, the pinned winner instead.
+fn seed_fastest(trial: &str, names: &[&str], seed_says: &str) -> Expectation {
+    let hypothesis = format!("seed (B200): {seed_says}");
+    let pinned = pinned_fastest(trial);
+    let Expect::FastestAmong(measured) = &pinned.expect else {
+        unreachable!("a sweep pin is a FastestAmong")
+    };
+    if measured.iter().any(|m| names.contains(&m.as_str())) {
+        Expectation::hypothesis(fastest(names), hypothesis)
+    } else {
+        pinned.refuting(format!("fastest among {} ({seed_says})", names.join(", ")))
+    }
 }
 
 /// 1. The load path alone: layout and box width separated, same bytes.
@@ -44,11 +62,28 @@ fn load_path_trials() -> Vec<GpuTrial> {
     let none128 = || load_path("none/128B-boxes", Swizzle::None, 128);
     let sw128 = || load_path("swizzle128/128B-boxes", Swizzle::B128, 128);
     vec![
-        with_seed(
-            compare("load_path::box_width::none", none128(), none16(), "square4096", Expect::Verdict(Verdict::Slower)),
-            "not separated: 3.85 TB/s unswizzled (16-byte requests) against 18.5 TB/s swizzled, blamed on bank conflicts",
+        compare(
+            "load_path::box_width::none",
+            none128(),
+            none16(),
+            "square4096",
+            seed_or_pinned(
+                "load_path::box_width::none",
+                Verdict::Slower,
+                "the unswizzled load path (16-byte requests) moved 3.85 TB/s against 18.5 swizzled",
+            ),
         ),
-        compare("load_path::layout::box128", none128(), sw128(), "square4096", Expect::Verdict(Verdict::NoChange)),
+        compare(
+            "load_path::layout::box128",
+            none128(),
+            sw128(),
+            "square4096",
+            seed_or_pinned(
+                "load_path::layout::box128",
+                Verdict::Faster,
+                "the swizzle itself made the load path 4.8x faster: bank conflicts on the TMA writes",
+            ),
+        ),
         sweep(
             "load_path::swizzle_sweep::square4096",
             vec![
@@ -59,7 +94,11 @@ fn load_path_trials() -> Vec<GpuTrial> {
                 sw128(),
             ],
             "square4096",
-            fastest(&["none/128B-boxes", "swizzle64/64B-boxes", "swizzle128/128B-boxes"]),
+            seed_fastest(
+                "load_path::swizzle_sweep::square4096",
+                &["swizzle128/128B-boxes"],
+                "the 128B swizzle gives the fastest load path (18.5 TB/s)",
+            ),
         ),
     ]
 }
@@ -68,19 +107,19 @@ fn load_path_trials() -> Vec<GpuTrial> {
 fn same_tile_trials() -> Vec<GpuTrial> {
     let mut same = LoadPathConfig::new(Swizzle::None, 16);
     same.same_tile = true;
-    vec![with_seed(
-        compare(
+    vec![compare(
+        "same_tile::none16::square4096",
+        load_path("own tiles", Swizzle::None, 16),
+        VariantSpec::LoadPath {
+            name: "same tile".into(),
+            config: same,
+        },
+        "square4096",
+        seed_or_pinned(
             "same_tile::none16::square4096",
-            load_path("own tiles", Swizzle::None, 16),
-            VariantSpec::LoadPath {
-                name: "same tile".into(),
-                config: same,
-            },
-            "square4096",
-            // On the H200 every CTA hammering the same lines is a little slower, not the same.
-            Expect::Verdict(Verdict::Slower),
+            Verdict::NoChange,
+            "406.5 us against 403.8: L2 traffic was not the limit",
         ),
-        "406.5 us against 403.8: L2 traffic was not the limit, filling shared memory was",
     )]
 }
 
@@ -88,16 +127,16 @@ fn same_tile_trials() -> Vec<GpuTrial> {
 fn mma_only_trials() -> Vec<GpuTrial> {
     let r4 = Rung::Swizzle128.config();
     vec![
-        with_seed(
-            configs(
+        configs(
+            "mma_only::plain_vs_swizzled::square4096",
+            ("rung4 MMA only (128B swizzle)", r4.clone().mma_only()),
+            ("rung4 MMA only (core-matrix layout)", r4.with_swizzle(Swizzle::None, 64).mma_only()),
+            "square4096",
+            seed_or_pinned(
                 "mma_only::plain_vs_swizzled::square4096",
-                ("rung4 MMA only (128B swizzle)", r4.clone().mma_only()),
-                ("rung4 MMA only (core-matrix layout)", r4.with_swizzle(Swizzle::None, 64).mma_only()),
-                "square4096",
-                // Not so on the H200: wgmma reads the core-matrix layout about a fifth slower.
-                Verdict::Slower,
+                Verdict::NoChange,
+                "the MMA reads were never the problem: MMA only with the plain layout ran at cuBLAS speed",
             ),
-            "the MMA reads were never the problem: MMA only with the plain layout ran at cuBLAS speed",
         ),
         sweep(
             "mma_only::ceiling::square4096",
@@ -108,7 +147,7 @@ fn mma_only_trials() -> Vec<GpuTrial> {
                 VariantSpec::gemm("ping-pong 64x256 MMA only", Rung::top().config().mma_only()),
             ],
             "square4096",
-            fastest(&["128x256 MMA only", "ping-pong 64x256 MMA only"]),
+            pinned_fastest("mma_only::ceiling::square4096"),
         ),
     ]
 }
@@ -118,18 +157,18 @@ fn epilogue_only_trials() -> Vec<GpuTrial> {
     [Rung::Swizzle128, Rung::TmaEpilogue, Rung::top()]
         .into_iter()
         .map(|rung| {
-            with_seed(
-                compare(
-                    &format!("epilogue_only::{}::square4096", rung.name()),
-                    VariantSpec::gemm(rung.name(), rung.config()),
-                    VariantSpec::gemm(
-                        format!("{} epilogue only", rung.name()),
-                        rung.config().epilogue_only(),
-                    ),
-                    "square4096",
-                    Expect::TimeRatioBelow(0.15),
+            compare(
+                &format!("epilogue_only::{}::square4096", rung.name()),
+                VariantSpec::gemm(rung.name(), rung.config()),
+                VariantSpec::gemm(
+                    format!("{} epilogue only", rung.name()),
+                    rung.config().epilogue_only(),
                 ),
-                "at most 13 of 109 us",
+                "square4096",
+                Expectation::hypothesis(
+                    Expect::TimeRatioBelow(0.15),
+                    "seed (B200): the whole epilogue is at most 13 of a 109 us kernel (12%)",
+                ),
             )
         })
         .collect()
@@ -144,31 +183,45 @@ fn stage_trials() -> Vec<GpuTrial> {
     };
     let mut out = Vec::new();
     for s in ["square4096", "prefill_attn_out"] {
-        // Not flat on the H200: 2 -> 3 -> 4 stages each help, then flat.
+        let name = format!("stages::rung3::{s}");
         out.push(sweep(
-            &format!("stages::rung3::{s}"),
+            &name,
             points("rung3", 8),
             s,
-            fastest(&[
-                "rung3:stages=4",
-                "rung3:stages=5",
-                "rung3:stages=6",
-                "rung3:stages=7",
-                "rung3:stages=8",
-            ]),
+            seed_fastest(
+                &name,
+                &[
+                    "rung3:stages=4",
+                    "rung3:stages=5",
+                    "rung3:stages=6",
+                    "rung3:stages=7",
+                    "rung3:stages=8",
+                ],
+                "at step 3, 4, 8 and 12 stages were flat (451.7, 454.6, 454.1 us)",
+            ),
         ));
+        let name = format!("stages::rung5::{s}");
         out.push(sweep(
-            &format!("stages::rung5::{s}"),
+            &name,
             points("rung5", 6),
             s,
-            fastest(&["rung5:stages=4", "rung5:stages=5", "rung5:stages=6"]),
+            seed_fastest(
+                &name,
+                &["rung5:stages=5", "rung5:stages=6"],
+                "once the tile depth and swizzle landed, 4 was not the best any more: it saturates at 5",
+            ),
         ));
-        // The seed saturated at 5 on its 2-CTA kernel; a 40 KB ping-pong stage allows at most 4 here.
+        // A 40 KB ping-pong stage allows at most 4 stages here: 5 to 8 are rejected before launch.
+        let name = format!("stages::top::{s}");
         out.push(sweep(
-            &format!("stages::top::{s}"),
+            &name,
             points("rung8", 8),
             s,
-            fastest(&["rung8:stages=4"]),
+            seed_fastest(
+                &name,
+                &["rung8:stages=4"],
+                "more stages help up to 5 on the last kernel, so the most that fit is the fastest",
+            ),
         ));
     }
     out
@@ -190,19 +243,21 @@ fn raster_trials() -> Vec<GpuTrial> {
             "raster::top::prefill_attn_out",
             points(),
             "prefill_attn_out",
-            fastest(&["rung8:raster=8", "rung8:raster=16", "rung8:raster=32"]),
+            seed_fastest(
+                "raster::top::prefill_attn_out",
+                &["rung8:raster=8"],
+                "at 8192^3 groups of 8 are a real optimum",
+            ),
         ),
         sweep(
             "raster::top::long_k",
             points(),
             "long_k",
-            fastest(&[
-                "rung8:raster=2",
-                "rung8:raster=4",
-                "rung8:raster=8",
-                "rung8:raster=16",
-                "rung8:raster=32",
-            ]),
+            seed_fastest(
+                "raster::top::long_k",
+                &["rung8:raster=8"],
+                "on 4096x4096x16384 a group of 8 reached 1.00x of cuBLAS",
+            ),
         ),
     ]
 }
@@ -219,6 +274,7 @@ fn main() -> ExitCode {
     .into_iter()
     .flatten()
     .collect();
-    let cpu = harness::suite::compile_trials(&gpu);
+    let mut cpu = harness::suite::compile_trials(&gpu);
+    cpu.extend(harness::replay::trials("microbench", &gpu));
     harness::suite::main("microbench", gpu, cpu)
 }

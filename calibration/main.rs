@@ -1,0 +1,161 @@
+//! Calibration: the error rates of the suite's own verdicts, measured on the GPU. Each repetition is a full
+//! comparison under the default rule in its own process. Not part of the everyday suite (it takes about four
+//! minutes on an H200): `cargo test --release --test calibration`.
+//!
+//! - `calibration::aa::<shape>`: cuBLAS against itself, 20 times on a square, a prefill and a decode shape;
+//! - `calibration::slowdown::square4096`: rung 7 against itself plus a spin of about 1%, 3% and 5%, each true
+//!   effect measured at length, then 20 short comparisons of each;
+//! - `calibration::simulated`: the rule's operating characteristics by simulation (CPU), for comparison.
+
+use harness::calibration::{a_a, expectation, judge_row, slowdowns, CalibrationRow};
+use harness::job::TrialRecord;
+use harness::oc::{simulate, Scenario};
+use harness::results::{Environment, RunFile};
+use harness::settings::Settings;
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+const REPETITIONS: usize = 20;
+
+fn main() -> ExitCode {
+    if let Some(code) = harness::isolate::child_entry() {
+        return code;
+    }
+    let settings = Settings::or_exit();
+    let mut args = Arguments::from_args();
+    args.test_threads = Some(1);
+    let available = Arc::new(if args.list {
+        Ok(())
+    } else {
+        harness::device::hopper_available().map(|_| ())
+    });
+    let file = Arc::new(Mutex::new(RunFile {
+        suite: "calibration".into(),
+        environment: Environment::capture(),
+        trials: Vec::new(),
+        calibration: Vec::new(),
+    }));
+    // Each GPU trial returns its rows and the records of every comparison it ran.
+    type Body =
+        Box<dyn Fn(&mut Vec<TrialRecord>) -> Result<Vec<CalibrationRow>, String> + Send + Sync>;
+    let mut gpu: Vec<(String, Body)> = Vec::new();
+    for shape in ["square4096", "prefill_attn_out", "decode_attn_out"] {
+        let name = format!("calibration::aa::{shape}");
+        let n = name.clone();
+        gpu.push((
+            name,
+            Box::new(move |records| Ok(vec![a_a(&n, shape, REPETITIONS, records)])),
+        ));
+    }
+    let name = "calibration::slowdown::square4096".to_string();
+    let n = name.clone();
+    gpu.push((
+        name,
+        Box::new(move |records| slowdowns(&n, REPETITIONS, records)),
+    ));
+
+    // The spin kernel compiles on the CPU like every other program (its cycle count is chosen at run time).
+    let rung = harness::Rung::TwoConsumers;
+    let spin = harness::GpuTrial::new(
+        "calibration::slowdown::square4096",
+        harness::Job::Compare {
+            baseline: harness::VariantSpec::gemm(rung.name(), rung.config()),
+            candidate: harness::VariantSpec::gemm(
+                format!("{}+spin", rung.name()),
+                rung.config().with_epilogue_spin(2000),
+            ),
+            shape: harness::shape("square4096"),
+            dtype: harness::DType::F16,
+        },
+        expectation(),
+    );
+    let mut trials: Vec<Trial> = harness::suite::compile_trials(&[spin]);
+    for (name, body) in gpu {
+        let (available, file) = (available.clone(), file.clone());
+        trials.push(
+            Trial::ignorable_test(name, move || {
+                if let Err(reason) = available.as_ref() {
+                    return Ok(Completion::ignored_with(format!(
+                        "needs a Hopper GPU: {reason}"
+                    )));
+                }
+                for line in expectation().describe() {
+                    println!("  {line}");
+                }
+                let mut records = Vec::new();
+                let rows = body(&mut records);
+                let mut f = file.lock().unwrap();
+                f.trials.extend(records);
+                let rows = match rows {
+                    Ok(rows) => rows,
+                    Err(e) => {
+                        let _ = f.write();
+                        return Err(Failed::from(e));
+                    }
+                };
+                let mut problems = Vec::new();
+                for row in &rows {
+                    println!("  {}", row.line());
+                    if let Err(e) = judge_row(row) {
+                        problems.push(e);
+                    }
+                }
+                f.calibration.extend(rows);
+                if let Err(e) = f.write() {
+                    eprintln!("could not write the results file: {e}");
+                }
+                if problems.is_empty() {
+                    Ok(Completion::Completed)
+                } else {
+                    Err(Failed::from(problems.join("; ")))
+                }
+            })
+            .with_kind("gpu"),
+        );
+    }
+    trials.push(Trial::test("calibration::simulated", move || {
+        // The same rule on simulated noise like the H200's (pair 0.7%, between rounds 0.3%).
+        for ratio in [1.0, 1.01, 1.02, 1.03, 1.04, 1.05] {
+            let r = simulate(settings.stats, Scenario::normal(ratio, 0.007, 0.003), 2000, 7);
+            println!(
+                "  true ratio {ratio:.2}: faster {:.3}, slower {:.3}, no change {:.3}, inconclusive {:.3}, mean rounds {:.1}",
+                r.faster, r.slower, r.no_change, r.inconclusive, r.mean_rounds
+            );
+        }
+        Ok(())
+    }));
+    let replay_file = harness::replay::reference_runs("calibration");
+    trials.push(Trial::test("replay::calibration", move || {
+        if replay_file.is_empty() {
+            return Err(Failed::from(
+                "no committed calibration run under results/h200/",
+            ));
+        }
+        for path in &replay_file {
+            let run = RunFile::read(path).map_err(|e| Failed::from(e.to_string()))?;
+            if run.calibration.is_empty() {
+                return Err(Failed::from(format!(
+                    "{}: no calibration rows",
+                    path.display()
+                )));
+            }
+            for row in &run.calibration {
+                judge_row(row).map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
+            }
+        }
+        Ok(())
+    }));
+    let conclusion = libtest_mimic::run(&args, trials);
+    let f = file.lock().unwrap();
+    if !f.calibration.is_empty() {
+        println!("\nCalibration (each comparison in its own process):");
+        for row in &f.calibration {
+            println!("  {}", row.line());
+        }
+        if let Ok(p) = f.path() {
+            println!("results written to {}", p.display());
+        }
+    }
+    conclusion.exit_code()
+}

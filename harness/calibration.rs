@@ -1,0 +1,303 @@
+//! Calibration on the GPU: how often the suite's own verdicts are wrong. Every repetition is a full comparison
+//! under the default rule, each in its own process (so what is fixed per process varies as it does between
+//! runs):
+//! - A/A: a variant against itself; any faster or slower is a false verdict.
+//! - A known slowdown: rung 7 against itself with a spin of a chosen number of cycles before each tile's
+//!   epilogue (`epilogue_spin_cycles`). The spin for about 1%, 3% and 5% is found from a pilot measured at
+//!   length; each one's true effect is then measured once at length (32 rounds), and the short comparisons are
+//!   counted by verdict.
+
+use crate::expect::Expectation;
+use crate::isolate;
+use crate::job::{Job, Observed, TrialRecord, VariantSpec};
+use crate::ladder::Rung;
+use crate::problem::{shape, DType};
+use crate::stats::Verdict;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// One line of the calibration table: a truth and how the short comparisons judged it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationRow {
+    pub trial: String,
+    pub what: String,
+    /// The true time ratio measured at length, with its interval (None for A/A, where it is 1 by construction).
+    pub true_ratio: Option<(f64, f64, f64)>,
+    pub repetitions: usize,
+    pub faster: usize,
+    pub slower: usize,
+    pub no_change: usize,
+    pub inconclusive: usize,
+    /// Repetitions that ended without a verdict (an error), counted apart.
+    pub failed: usize,
+    /// Median half-width of the faster/slower interval, in percent of the ratio.
+    pub median_half_width_pct: f64,
+    /// Median wall time of one comparison (process start included), and of its timed rounds alone.
+    pub median_seconds: f64,
+    pub median_timing_seconds: f64,
+}
+
+impl CalibrationRow {
+    pub fn count(&self, v: Verdict) -> usize {
+        match v {
+            Verdict::Faster => self.faster,
+            Verdict::Slower => self.slower,
+            Verdict::NoChange => self.no_change,
+            Verdict::Inconclusive => self.inconclusive,
+        }
+    }
+    pub fn line(&self) -> String {
+        let truth = self
+            .true_ratio
+            .map(|(r, lo, hi)| format!("true ratio {r:.4} [{lo:.4}, {hi:.4}]"))
+            .unwrap_or_else(|| "true ratio 1 (A/A)".into());
+        format!(
+            "{:<34} {truth}: faster {}, slower {}, no change {}, inconclusive {}, failed {} of {}; interval +-{:.2}% (median), {:.1} s per comparison ({:.1} s timing)",
+            self.what,
+            self.faster,
+            self.slower,
+            self.no_change,
+            self.inconclusive,
+            self.failed,
+            self.repetitions,
+            self.median_half_width_pct,
+            self.median_seconds,
+            self.median_timing_seconds
+        )
+    }
+}
+
+/// The rates a calibration row must show (the README states them; the targets).
+pub fn judge_row(row: &CalibrationRow) -> Result<(), String> {
+    let n = row.repetitions.max(1) as f64;
+    let rate = |c: usize| c as f64 / n;
+    if row.failed > 0 {
+        return Err(format!(
+            "{}: {} repetitions ended in an error",
+            row.what, row.failed
+        ));
+    }
+    match row.true_ratio {
+        None => {
+            let false_verdicts = row.faster + row.slower;
+            if rate(false_verdicts) > 0.05 {
+                return Err(format!(
+                    "{}: {false_verdicts} of {} A/A comparisons called faster or slower (more than 5%)",
+                    row.what, row.repetitions
+                ));
+            }
+        }
+        Some((r, _, _)) => {
+            // A slowdown of 2.5% or more must never be called no change; 3% and more slower in 90%.
+            if r >= 1.025 && row.no_change > 0 {
+                return Err(format!(
+                    "{}: a {:.1}% slowdown was called no change {} times",
+                    row.what,
+                    (r - 1.0) * 100.0,
+                    row.no_change
+                ));
+            }
+            if r >= 1.03 && rate(row.slower) < 0.90 {
+                return Err(format!(
+                    "{}: a {:.1}% slowdown was called slower only {} of {} times (under 90%)",
+                    row.what,
+                    (r - 1.0) * 100.0,
+                    row.slower,
+                    row.repetitions
+                ));
+            }
+            if row.faster > 0 {
+                return Err(format!(
+                    "{}: a slowdown was called faster {} times",
+                    row.what, row.faster
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn compare_job(base: VariantSpec, cand: VariantSpec, shape_name: &str) -> Job {
+    Job::Compare {
+        baseline: base,
+        candidate: cand,
+        shape: shape(shape_name),
+        dtype: DType::F16,
+    }
+}
+
+/// Settings of a comparison measured at length: 32 rounds, one look.
+const AT_LENGTH: [(&str, &str); 2] = [
+    ("GEMM_ABLATE_ROUNDS_PER_LOOK", "32"),
+    ("GEMM_ABLATE_LOOKS", "1"),
+];
+
+fn run(name: &str, job: &Job, env: &[(&str, &str)]) -> TrialRecord {
+    isolate::run_in_child_with_env(name, job, Duration::from_secs(120), env).record
+}
+
+/// Runs `repetitions` short comparisons of `job`, each in its own process, and counts the verdicts.
+fn repeat(
+    trial: &str,
+    what: String,
+    job: &Job,
+    repetitions: usize,
+    true_ratio: Option<(f64, f64, f64)>,
+    records: &mut Vec<TrialRecord>,
+) -> CalibrationRow {
+    let mut row = CalibrationRow {
+        trial: trial.to_string(),
+        what,
+        true_ratio,
+        repetitions,
+        faster: 0,
+        slower: 0,
+        no_change: 0,
+        inconclusive: 0,
+        failed: 0,
+        median_half_width_pct: 0.0,
+        median_seconds: 0.0,
+        median_timing_seconds: 0.0,
+    };
+    let (mut widths, mut seconds, mut timing) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..repetitions {
+        let r = run(&format!("{trial}::rep{i}"), job, &[]);
+        match (&r.observed, &r.comparison) {
+            (Observed::Compared(e), Some(c)) => {
+                match e.verdict {
+                    Verdict::Faster => row.faster += 1,
+                    Verdict::Slower => row.slower += 1,
+                    Verdict::NoChange => row.no_change += 1,
+                    Verdict::Inconclusive => row.inconclusive += 1,
+                }
+                widths.push((e.ci.1 / e.ci.0).ln() / 2.0 * 100.0);
+                seconds.push(r.duration_s);
+                timing.push(c.elapsed_s);
+            }
+            _ => row.failed += 1,
+        }
+        records.push(r);
+    }
+    row.median_half_width_pct = crate::stats::median(&widths);
+    row.median_seconds = crate::stats::median(&seconds);
+    row.median_timing_seconds = crate::stats::median(&timing);
+    row
+}
+
+/// A/A on one shape: cuBLAS against itself, `repetitions` times.
+pub fn a_a(
+    trial: &str,
+    shape_name: &str,
+    repetitions: usize,
+    records: &mut Vec<TrialRecord>,
+) -> CalibrationRow {
+    let job = compare_job(VariantSpec::Cublas, VariantSpec::Cublas, shape_name);
+    repeat(
+        trial,
+        format!("A/A cuBLAS {shape_name}"),
+        &job,
+        repetitions,
+        None,
+        records,
+    )
+}
+
+/// The true ratio of a job measured at length, or why it could not be.
+fn at_length(
+    name: &str,
+    job: &Job,
+    records: &mut Vec<TrialRecord>,
+) -> Result<(f64, f64, f64), String> {
+    let r = run(name, job, &AT_LENGTH);
+    let out = match &r.observed {
+        Observed::Compared(e) => Ok((e.ratio, e.ci.0, e.ci.1)),
+        o => Err(format!("{name}: {}", o.kind())),
+    };
+    records.push(r);
+    out
+}
+
+/// The known slowdowns on rung 7 at 4096^3: a pilot at length, spins for about 1%, 3% and 5%, each one's true
+/// effect at length, then `repetitions` short comparisons of each.
+pub fn slowdowns(
+    trial: &str,
+    repetitions: usize,
+    records: &mut Vec<TrialRecord>,
+) -> Result<Vec<CalibrationRow>, String> {
+    let rung = Rung::TwoConsumers;
+    let base = || VariantSpec::gemm(rung.name(), rung.config());
+    let spun = |cycles: u32| {
+        VariantSpec::gemm(
+            format!("{}+spin{cycles}", rung.name()),
+            rung.config().with_epilogue_spin(cycles),
+        )
+    };
+    const PILOT: u32 = 2000;
+    let pilot = at_length(
+        &format!("{trial}::pilot"),
+        &compare_job(base(), spun(PILOT), "square4096"),
+        records,
+    )?;
+    let per_cycle = pilot.0.ln() / f64::from(PILOT);
+    if per_cycle <= 0.0 {
+        return Err(format!(
+            "the pilot spin of {PILOT} cycles did not slow the kernel down (ratio {:.4})",
+            pilot.0
+        ));
+    }
+    let mut rows = Vec::new();
+    for target in [0.01, 0.03, 0.05] {
+        let cycles = ((1.0f64 + target).ln() / per_cycle).round().max(1.0) as u32;
+        let job = compare_job(base(), spun(cycles), "square4096");
+        let truth = at_length(&format!("{trial}::true{cycles}"), &job, records)?;
+        rows.push(repeat(
+            trial,
+            format!("spin {cycles} cycles (aim {:.0}%)", target * 100.0),
+            &job,
+            repetitions,
+            Some(truth),
+            records,
+        ));
+    }
+    Ok(rows)
+}
+
+/// The expectation every calibration trial states (printed with it).
+pub fn expectation() -> Expectation {
+    Expectation::hypothesis(
+        crate::expect::Expect::Verdict(Verdict::NoChange),
+        "the rule's simulated error rates hold on the H200: A/A faster/slower in at most 5%; a slowdown of 3% or more called slower in at least 90% and never no change",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(true_ratio: Option<f64>, counts: [usize; 4]) -> CalibrationRow {
+        CalibrationRow {
+            trial: "t".into(),
+            what: "w".into(),
+            true_ratio: true_ratio.map(|r| (r, r, r)),
+            repetitions: counts.iter().sum(),
+            faster: counts[0],
+            slower: counts[1],
+            no_change: counts[2],
+            inconclusive: counts[3],
+            failed: 0,
+            median_half_width_pct: 0.3,
+            median_seconds: 2.0,
+            median_timing_seconds: 1.5,
+        }
+    }
+
+    #[test]
+    fn the_calibration_rules() {
+        assert!(judge_row(&row(None, [0, 1, 19, 0])).is_ok());
+        assert!(judge_row(&row(None, [1, 1, 18, 0])).is_err());
+        assert!(judge_row(&row(Some(1.03), [0, 18, 0, 2])).is_ok());
+        assert!(judge_row(&row(Some(1.03), [0, 17, 0, 3])).is_err());
+        assert!(judge_row(&row(Some(1.05), [0, 19, 1, 0])).is_err());
+        assert!(judge_row(&row(Some(1.01), [0, 0, 15, 5])).is_ok());
+    }
+}

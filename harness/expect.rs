@@ -1,0 +1,287 @@
+//! What a trial expects, where that expectation comes from, and the one judge that turns what a trial observed
+//! into pass or fail. The child process that runs a job never judges; the parent does, with this module, and the
+//! replay tests judge the committed reference runs with the very same code.
+
+use crate::job::{Observed, SweepRow, TrialRecord};
+use crate::stats::{chained_interval, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// How the harness catches a broken kernel (or a correct one: `Correct`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Caught {
+    /// A bounded wait gave up and named the barrier.
+    Hang,
+    /// Outputs left holding the poison.
+    Unwritten,
+    /// Values over the tolerance, reported with the max error.
+    WrongValues,
+    /// A guard band overwritten.
+    OutOfBounds,
+    /// No diagnosis from inside (bounded waits off): the host's deadline killed the trial's process.
+    HostTimeout,
+}
+
+/// What a trial asserts about what it observed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Expect {
+    /// This verdict for candidate vs baseline.
+    Verdict(Verdict),
+    /// The time ratio reproduces a pinned value: its no-change-level interval lies within
+    /// [ratio / (1 + tolerance), ratio * (1 + tolerance)].
+    RatioNear { ratio: f64, tolerance: f64 },
+    /// Candidate time under this fraction of the baseline's, with confidence (a share: "the epilogue is < 15%").
+    TimeRatioBelow(f64),
+    /// Every variant matches the reference.
+    Correct,
+    /// A deliberately broken kernel is caught this way.
+    Caught(Caught),
+    /// A sweep: the best of these points is, with confidence, within the band of every other point that ran
+    /// (a cuBLAS point is a reference, not a contender).
+    FastestAmong(Vec<String>),
+}
+
+/// Where an expectation comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Source {
+    /// Written before measuring, with its source: the seed's B200 verdict, a published result, a reason.
+    Hypothesis(String),
+    /// A value measured in named reference runs. `refuted` keeps the hypothesis those runs contradicted.
+    Pinned {
+        runs: Vec<String>,
+        measured: String,
+        refuted: Option<String>,
+    },
+}
+
+/// An expectation and its provenance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Expectation {
+    pub expect: Expect,
+    pub source: Source,
+}
+
+impl Expectation {
+    pub fn hypothesis(expect: Expect, why: impl Into<String>) -> Expectation {
+        Expectation {
+            expect,
+            source: Source::Hypothesis(why.into()),
+        }
+    }
+    pub fn pinned(expect: Expect, runs: Vec<String>, measured: String) -> Expectation {
+        Expectation {
+            expect,
+            source: Source::Pinned {
+                runs,
+                measured,
+                refuted: None,
+            },
+        }
+    }
+    /// The same expectation, recording the hypothesis its reference runs refuted.
+    pub fn refuting(mut self, hypothesis: impl Into<String>) -> Expectation {
+        if let Source::Pinned { refuted, .. } = &mut self.source {
+            *refuted = Some(hypothesis.into());
+        }
+        self
+    }
+
+    /// "expected: faster (hypothesis: seed (B200) ...)" lines for a trial's output.
+    pub fn describe(&self) -> Vec<String> {
+        let what = describe_expect(&self.expect);
+        match &self.source {
+            Source::Hypothesis(why) => vec![format!(
+                "expected: {what} (hypothesis, before measuring: {why})"
+            )],
+            Source::Pinned {
+                runs,
+                measured,
+                refuted,
+            } => {
+                let mut lines = vec![format!(
+                    "expected: {what} (pinned from reference run{} {}: {measured})",
+                    if runs.len() == 1 { "" } else { "s" },
+                    runs.join(", ")
+                )];
+                if let Some(h) = refuted {
+                    lines.push(format!("hypothesis refuted by those runs: {h}"));
+                }
+                lines
+            }
+        }
+    }
+}
+
+pub fn describe_expect(e: &Expect) -> String {
+    match e {
+        Expect::Verdict(v) => v.word().to_string(),
+        Expect::RatioNear { ratio, tolerance } => {
+            format!("time ratio {ratio:.3} within +-{:.0}%", tolerance * 100.0)
+        }
+        Expect::TimeRatioBelow(x) => format!("under {:.0}% of the baseline's time", x * 100.0),
+        Expect::Correct => "matches the reference".into(),
+        Expect::Caught(c) => format!("caught as {c:?}"),
+        Expect::FastestAmong(v) => format!("fastest (within the band) is one of {}", v.join(", ")),
+    }
+}
+
+/// The judge's decision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    pub passed: bool,
+    /// What was seen, against what was expected, in one line.
+    pub line: String,
+}
+
+fn verdict_word(passed: bool) -> &'static str {
+    if passed {
+        "confirmed"
+    } else {
+        "NOT confirmed"
+    }
+}
+
+/// Judges a record against an expectation.
+pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
+    let done = |passed: bool, seen: String| Judgement {
+        passed,
+        line: format!(
+            "{seen}; expected {} -> {}",
+            describe_expect(expect),
+            verdict_word(passed)
+        ),
+    };
+    match (&record.observed, expect) {
+        (Observed::Compared(e), Expect::Verdict(v)) => done(
+            e.verdict == *v,
+            format!("{} ({:.4})", e.verdict.word(), e.ratio),
+        ),
+        (Observed::Compared(e), Expect::RatioNear { ratio, tolerance }) => {
+            let (lo, hi) = (ratio / (1.0 + tolerance), ratio * (1.0 + tolerance));
+            let inside = e.ci_equivalence.0 >= lo && e.ci_equivalence.1 <= hi;
+            done(
+                inside,
+                format!(
+                    "ratio {:.4}, {:.0}% interval [{:.4}, {:.4}] against the window [{lo:.4}, {hi:.4}]",
+                    e.ratio,
+                    e.settings.look_equivalence_confidence() * 100.0,
+                    e.ci_equivalence.0,
+                    e.ci_equivalence.1
+                ),
+            )
+        }
+        (Observed::Compared(e), Expect::TimeRatioBelow(x)) => done(
+            e.rounds >= 2 && e.ci.1 < *x,
+            format!("time ratio {:.4}, interval up to {:.4}", e.ratio, e.ci.1),
+        ),
+        (Observed::Swept, Expect::FastestAmong(names)) => {
+            let (passed, seen) = fastest_among(&record.table, names);
+            done(passed, seen)
+        }
+        (Observed::Correct, Expect::Correct) => done(true, "correct".into()),
+        (Observed::Wrong { caught, message }, Expect::Caught(want)) => {
+            done(caught == want, format!("caught as {caught:?}: {message}"))
+        }
+        (Observed::Hang(m), Expect::Caught(want)) => {
+            done(*want == Caught::Hang, format!("caught as Hang: {m}"))
+        }
+        (Observed::HostTimeout(m), Expect::Caught(want)) => done(
+            *want == Caught::HostTimeout,
+            format!("caught as HostTimeout: {m}"),
+        ),
+        (Observed::Correct, Expect::Caught(_)) => done(
+            false,
+            "NOT caught: the faulty kernel passed the check".into(),
+        ),
+        (Observed::Wrong { message, .. }, _) => {
+            done(false, format!("wrong result, not timed: {message}"))
+        }
+        (Observed::Hang(m), _) => done(false, format!("hang: {m}")),
+        (Observed::HostTimeout(m), _) => done(false, format!("timeout: {m}")),
+        (Observed::Error(m), _) => done(false, format!("error: {m}")),
+        (o, e) => done(
+            false,
+            format!(
+                "observed {} where the expectation ({}) needs something else",
+                o.kind(),
+                describe_expect(e)
+            ),
+        ),
+    }
+}
+
+/// The sweep rule: take the best point of `names` (by chained estimate); for every other kernel point, the
+/// 95% interval of time(best) / time(other), chained through the neighbour comparisons between them, must lie
+/// under 1 + band. Ties within the band pass; a contender that may be faster by more than the band fails.
+fn fastest_among(rows: &[SweepRow], names: &[String]) -> (bool, String) {
+    let ran: Vec<(usize, &SweepRow)> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.relative_time.is_some())
+        .collect();
+    let contenders: Vec<&(usize, &SweepRow)> =
+        ran.iter().filter(|(_, r)| !r.is_reference).collect();
+    let best = contenders
+        .iter()
+        .filter(|(_, r)| names.contains(&r.point))
+        .min_by(|a, b| {
+            a.1.relative_time
+                .unwrap()
+                .total_cmp(&b.1.relative_time.unwrap())
+        });
+    let Some(&&(bi, best)) = best else {
+        return (false, format!("none of {} ran", names.join(", ")));
+    };
+    let overall = contenders
+        .iter()
+        .min_by(|a, b| {
+            a.1.relative_time
+                .unwrap()
+                .total_cmp(&b.1.relative_time.unwrap())
+        })
+        .map(|(_, r)| r.point.clone())
+        .unwrap_or_default();
+    let mut problems = Vec::new();
+    let mut band = 0.02;
+    for &&(oi, other) in &contenders {
+        if names.contains(&other.point) {
+            continue;
+        }
+        // Estimates of the comparisons between the two points, in chain order.
+        let (lo, hi) = (bi.min(oi), bi.max(oi));
+        let parts: Vec<&crate::stats::Estimate> = ran
+            .iter()
+            .filter(|(i, _)| *i > lo && *i <= hi)
+            .filter_map(|(_, r)| r.vs_previous.as_ref())
+            .collect();
+        let Some(first) = parts.first() else { continue };
+        band = first.settings.band;
+        let confidence = first.settings.confidence;
+        let (m, l, h) = chained_interval(&parts, confidence);
+        // ln(time(best) / time(other)) = +/- the chained sum.
+        let (upper, mean) = if bi > oi { (h, m) } else { (-l, -m) };
+        if upper >= (1.0 + band).ln() {
+            problems.push(format!(
+                "{} may be faster than {} by more than the band (best/other {:.3}, upper {:.3})",
+                other.point,
+                best.point,
+                mean.exp(),
+                upper.exp()
+            ));
+        }
+    }
+    let seen = format!(
+        "best of the expected points {} (overall point estimate: {overall})",
+        best.point
+    );
+    if problems.is_empty() {
+        (
+            true,
+            format!(
+                "{seen}; within +-{:.0}% of or faster than every other point",
+                band * 100.0
+            ),
+        )
+    } else {
+        (false, format!("{seen}; {}", problems.join("; ")))
+    }
+}

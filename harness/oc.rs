@@ -1,0 +1,258 @@
+//! Operating characteristics of the decision rule (stats.rs), by simulation: how often each verdict comes out
+//! for a given true ratio and noise. The CPU tests assert the rates the README states; the H200's own rates
+//! are measured by the `calibration` test target.
+//!
+//! Noise model: a pair's log ratio = ln(true ratio) + round offset + pair noise, both normal, optionally with a
+//! fraction of pairs whose noise is several times larger (heavy tails: a batch hit by a clock dip).
+
+use crate::stats::{sequential, StatsSettings, Verdict};
+use serde::Serialize;
+
+/// A small deterministic generator (splitmix64, Box-Muller), so simulations need no RNG crate and never flake.
+pub struct Rng {
+    state: u64,
+    spare: Option<f64>,
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng {
+            state: seed ^ 0x9E37_79B9_7F4A_7C15,
+            spare: None,
+        }
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in (0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    /// Standard normal.
+    pub fn normal(&mut self) -> f64 {
+        if let Some(x) = self.spare.take() {
+            return x;
+        }
+        let (u, v) = (self.uniform(), self.uniform());
+        let r = (-2.0 * u.ln()).sqrt();
+        let t = std::f64::consts::TAU * v;
+        self.spare = Some(r * t.sin());
+        r * t.cos()
+    }
+}
+
+/// The truth and noise one simulated comparison is drawn from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Scenario {
+    pub true_ratio: f64,
+    /// Standard deviation of one pair's log ratio inside a round.
+    pub pair_sd: f64,
+    /// Standard deviation of a round's offset (what changes between rounds and between processes).
+    pub between_sd: f64,
+    /// Fraction of pairs whose noise is `tail_scale` times larger.
+    pub tail_fraction: f64,
+    pub tail_scale: f64,
+}
+
+impl Scenario {
+    pub fn normal(true_ratio: f64, pair_sd: f64, between_sd: f64) -> Scenario {
+        Scenario {
+            true_ratio,
+            pair_sd,
+            between_sd,
+            tail_fraction: 0.0,
+            tail_scale: 1.0,
+        }
+    }
+}
+
+/// How often each verdict came out, and how many rounds it took on average.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rates {
+    pub scenario: Scenario,
+    pub comparisons: usize,
+    pub faster: f64,
+    pub slower: f64,
+    pub no_change: f64,
+    pub inconclusive: f64,
+    pub mean_rounds: f64,
+}
+
+impl Rates {
+    pub fn of(&self, v: Verdict) -> f64 {
+        match v {
+            Verdict::Faster => self.faster,
+            Verdict::Slower => self.slower,
+            Verdict::NoChange => self.no_change,
+            Verdict::Inconclusive => self.inconclusive,
+        }
+    }
+}
+
+/// Runs the rule on `comparisons` simulated comparisons of `scenario`.
+pub fn simulate(
+    settings: StatsSettings,
+    scenario: Scenario,
+    comparisons: usize,
+    seed: u64,
+) -> Rates {
+    let mut rng = Rng::new(seed);
+    let mut counts = [0usize; 4];
+    let mut rounds_total = 0usize;
+    for _ in 0..comparisons {
+        let (rounds, e) = sequential::<()>(settings, |_| {
+            let offset = rng.normal() * scenario.between_sd;
+            Ok((0..settings.pairs_per_round)
+                .map(|_| {
+                    let scale = if rng.uniform() < scenario.tail_fraction {
+                        scenario.tail_scale
+                    } else {
+                        1.0
+                    };
+                    scenario.true_ratio.ln() + offset + rng.normal() * scenario.pair_sd * scale
+                })
+                .collect())
+        })
+        .expect("the simulation cannot fail");
+        rounds_total += rounds.len();
+        counts[match e.verdict {
+            Verdict::Faster => 0,
+            Verdict::Slower => 1,
+            Verdict::NoChange => 2,
+            Verdict::Inconclusive => 3,
+        }] += 1;
+    }
+    let f = |c: usize| c as f64 / comparisons as f64;
+    Rates {
+        scenario,
+        comparisons,
+        faster: f(counts[0]),
+        slower: f(counts[1]),
+        no_change: f(counts[2]),
+        inconclusive: f(counts[3]),
+        mean_rounds: rounds_total as f64 / comparisons as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N: usize = 4000;
+
+    fn rates(s: Scenario, seed: u64) -> Rates {
+        let r = simulate(StatsSettings::default(), s, N, seed);
+        println!(
+            "ratio {:.3}, pair sd {:.2}%, between {:.2}%, tails {:.0}% x{}: faster {:.3}, slower {:.3}, no change {:.3}, inconclusive {:.3}, mean rounds {:.1}",
+            s.true_ratio,
+            s.pair_sd * 100.0,
+            s.between_sd * 100.0,
+            s.tail_fraction * 100.0,
+            s.tail_scale,
+            r.faster,
+            r.slower,
+            r.no_change,
+            r.inconclusive,
+            r.mean_rounds
+        );
+        r
+    }
+
+    /// The noise measured on the H200: pair noise 0.3-1.2%, and between processes up to a few percent.
+    fn noise_levels() -> [(f64, f64); 4] {
+        [(0.004, 0.0), (0.007, 0.003), (0.012, 0.01), (0.007, 0.02)]
+    }
+
+    #[test]
+    fn a_and_a_gives_faster_or_slower_in_at_most_5_percent() {
+        for (i, (pair, between)) in noise_levels().into_iter().enumerate() {
+            let r = rates(Scenario::normal(1.0, pair, between), 100 + i as u64);
+            assert!(r.faster + r.slower <= 0.05, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_ratio_on_the_band_edge_gives_no_change_in_at_most_5_percent() {
+        for (i, (pair, between)) in noise_levels().into_iter().enumerate() {
+            for edge in [1.02, 0.98] {
+                let r = rates(Scenario::normal(edge, pair, between), 200 + i as u64);
+                assert!(r.no_change <= 0.05, "{r:?}");
+                // ... and the wrong side of the edge is a false faster/slower: at most 2.5% each.
+                assert!(r.slower.min(r.faster) <= 0.025, "{r:?}");
+                let beyond = if edge > 1.0 { r.slower } else { r.faster };
+                assert!(beyond <= 0.05, "{r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_true_4_percent_slowdown_is_called_slower_at_least_90_percent() {
+        for (i, (pair, between)) in noise_levels().into_iter().take(3).enumerate() {
+            let r = rates(Scenario::normal(1.04, pair, between), 300 + i as u64);
+            assert!(r.slower >= 0.90, "{r:?}");
+        }
+    }
+
+    /// Noise so wide that the interval after the last look is still wider than the band (a round's sd of 6% or
+    /// more: 16 rounds give about +-3%) must end inconclusive. (Narrower noise, say 3.6% per round, lets 16
+    /// rounds reach +-1.9%, and "no change" is then a finding the data supports.)
+    #[test]
+    fn noise_wider_than_the_band_gives_inconclusive() {
+        for (i, (pair, between)) in [(0.10, 0.05), (0.05, 0.08), (0.20, 0.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let r = rates(Scenario::normal(1.0, pair, between), 400 + i as u64);
+            assert!(r.inconclusive >= 0.95, "{r:?}");
+            assert!(r.faster + r.slower <= 0.01, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn heavy_tails_keep_the_false_verdict_rates() {
+        // 5% of pairs with 5x the noise: a batch that ran through a clock dip.
+        let tails = |ratio| Scenario {
+            tail_fraction: 0.05,
+            tail_scale: 5.0,
+            ..Scenario::normal(ratio, 0.007, 0.003)
+        };
+        let aa = rates(tails(1.0), 500);
+        assert!(aa.faster + aa.slower <= 0.05, "{aa:?}");
+        let edge = rates(tails(1.02), 501);
+        assert!(edge.no_change <= 0.05 && edge.slower <= 0.05, "{edge:?}");
+    }
+
+    #[test]
+    fn the_old_rule_looked_too_often() {
+        // The rule this replaces: one round of pairs, looked at after every 2 pairs from 12 to 400 with no
+        // correction. At a true 1.02 with 0.7% pair noise it said "no change" far more than 5% of the time.
+        let settings = StatsSettings::default();
+        let mut rng = Rng::new(600);
+        let mut no_change = 0;
+        for _ in 0..2000 {
+            let mut pairs: Vec<f64> = Vec::new();
+            let verdict = loop {
+                pairs.push(1.02f64.ln() + rng.normal() * 0.007);
+                if pairs.len() >= 12 && pairs.len().is_multiple_of(2) {
+                    // One pair per "round" with one look: the old uncorrected t-interval over pairs.
+                    let old = StatsSettings {
+                        looks: 1,
+                        rounds_per_look: 1,
+                        ..settings
+                    };
+                    let rounds: Vec<Vec<f64>> = pairs.iter().map(|&x| vec![x]).collect();
+                    let e = crate::stats::estimate(&rounds, old);
+                    if e.verdict.is_decisive() || pairs.len() >= 400 {
+                        break e.verdict;
+                    }
+                }
+            };
+            no_change += usize::from(verdict == Verdict::NoChange);
+        }
+        assert!(no_change as f64 / 2000.0 > 0.15, "{no_change}");
+    }
+}

@@ -1,0 +1,283 @@
+//! Values pinned from named reference runs: the committed H200 runs of commit b9d1c9c (three runs of every step
+//! and switch verdict, two of every ladder cell, one microbench run), compiled in, so a pinned expectation can
+//! only ever say what those files say. `expectations_of_the_trial_lists_replay` tests the other direction: the
+//! runs committed by the current code must satisfy the current expectations.
+
+use crate::expect::{Expect, Expectation};
+use crate::stats::Verdict;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// (file name under results/h200/, contents)
+const RUNS: [(&str, &str); 9] = [
+    (
+        "b9d1c9c/ablations-full-20261130T010413Z",
+        include_str!("../results/h200/b9d1c9c/ablations-full-20261130T010413Z.json"),
+    ),
+    (
+        "b9d1c9c/ablations-repeat-20261130T010753Z",
+        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T010753Z.json"),
+    ),
+    (
+        "b9d1c9c/ablations-repeat-20261130T010842Z",
+        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T010842Z.json"),
+    ),
+    (
+        "b9d1c9c/ablations-repeat-20261130T010908Z",
+        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T010908Z.json"),
+    ),
+    (
+        "b9d1c9c/ablations-repeat-20261130T010916Z",
+        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T010916Z.json"),
+    ),
+    (
+        "b9d1c9c/ablations-repeat-20261130T011004Z",
+        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T011004Z.json"),
+    ),
+    (
+        "b9d1c9c/ablations-repeat-20261130T011030Z",
+        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T011030Z.json"),
+    ),
+    (
+        "b9d1c9c/ladder-20261130T011437Z",
+        include_str!("../results/h200/b9d1c9c/ladder-20261130T011437Z.json"),
+    ),
+    (
+        "b9d1c9c/microbench-20261130T011047Z",
+        include_str!("../results/h200/b9d1c9c/microbench-20261130T011047Z.json"),
+    ),
+];
+
+/// What the reference runs measured for one comparison trial.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reference {
+    pub runs: Vec<String>,
+    pub ratios: Vec<f64>,
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Reference {
+    /// Geometric mean of the runs' ratios.
+    pub fn ratio(&self) -> f64 {
+        (self.ratios.iter().map(|r| r.ln()).sum::<f64>() / self.ratios.len() as f64).exp()
+    }
+    /// The verdict every run gave, if they agree.
+    pub fn verdict(&self) -> Option<Verdict> {
+        let v = *self.verdicts.first()?;
+        self.verdicts.iter().all(|&w| w == v).then_some(v)
+    }
+    pub fn describe(&self) -> String {
+        format!(
+            "ratio {} ({}), geometric mean {:.4}",
+            self.ratios
+                .iter()
+                .map(|r| format!("{r:.4}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.verdicts
+                .iter()
+                .map(|v| v.word())
+                .collect::<Vec<_>>()
+                .join(" / "),
+            self.ratio()
+        )
+    }
+}
+
+fn parsed() -> &'static Vec<(&'static str, Value)> {
+    static RUNS_PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    RUNS_PARSED.get_or_init(|| {
+        RUNS.iter()
+            .map(|(name, text)| {
+                (
+                    *name,
+                    serde_json::from_str(text).expect("a committed reference run parses"),
+                )
+            })
+            .collect()
+    })
+}
+
+fn records(trial: &str) -> impl Iterator<Item = (&'static str, &'static Value)> + '_ {
+    parsed().iter().flat_map(move |(run, v)| {
+        v["trials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(move |t| t["name"] == trial)
+            .map(move |t| (*run, t))
+    })
+}
+
+/// The reference runs' figures for a comparison trial, if they hold it.
+pub fn reference(trial: &str) -> Option<Reference> {
+    let mut r = Reference {
+        runs: Vec::new(),
+        ratios: Vec::new(),
+        verdicts: Vec::new(),
+    };
+    for (run, t) in records(trial) {
+        let e = &t["comparison"]["estimate"];
+        let (Some(ratio), Ok(verdict)) = (
+            e["ratio"].as_f64(),
+            serde_json::from_value::<Verdict>(e["verdict"].clone()),
+        ) else {
+            continue;
+        };
+        r.runs.push(run.to_string());
+        r.ratios.push(ratio);
+        r.verdicts.push(verdict);
+    }
+    (!r.runs.is_empty()).then_some(r)
+}
+
+/// A sweep's points with their time relative to the first, from the reference run that holds it.
+pub fn reference_sweep(trial: &str) -> Option<(String, Vec<(String, f64)>)> {
+    let (run, t) = records(trial).next()?;
+    let rows = t["table"]
+        .as_array()?
+        .iter()
+        .filter(|r| r["point"] != "cuBLAS")
+        .filter_map(|r| {
+            Some((
+                r["point"].as_str()?.to_string(),
+                r["relative_time"].as_f64()?,
+            ))
+        })
+        .collect();
+    Some((run.to_string(), rows))
+}
+
+/// How far (in log) a ratio sits from the nearer edge of the +-2% band.
+fn edge_distance(ratio: f64, band: f64) -> f64 {
+    let l = ratio.ln();
+    (l - (1.0 + band).ln())
+        .abs()
+        .min((l - (1.0 - band).ln()).abs())
+}
+
+/// Pinned from the reference runs: the verdict they all gave, or, where their ratio sits within 1% of a band
+/// edge (a verdict there flips with the noise of the next run), the ratio itself within +-4%.
+pub fn pinned(trial: &str) -> Expectation {
+    let r = reference(trial)
+        .unwrap_or_else(|| panic!("{trial}: no reference run holds this trial to pin it from"));
+    let near_edge = edge_distance(r.ratio(), 0.02) < 0.01;
+    let expect = match r.verdict() {
+        Some(v) if !near_edge => Expect::Verdict(v),
+        _ => Expect::RatioNear {
+            ratio: round4(r.ratio()),
+            tolerance: 0.04,
+        },
+    };
+    Expectation::pinned(expect, r.runs.clone(), r.describe())
+}
+
+/// A ladder cell: the rung's time against cuBLAS within +-5% of its reference (8% where the two reference runs
+/// themselves differ by more than 3%), so a regression of more than a few percent fails.
+pub fn pinned_ratio(trial: &str) -> Expectation {
+    let r = reference(trial)
+        .unwrap_or_else(|| panic!("{trial}: no reference run holds this trial to pin it from"));
+    let lo = r.ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = r.ratios.iter().copied().fold(0.0, f64::max);
+    let tolerance = if hi / lo > 1.03 { 0.08 } else { 0.05 };
+    Expectation::pinned(
+        Expect::RatioNear {
+            ratio: round4(r.ratio()),
+            tolerance,
+        },
+        r.runs.clone(),
+        r.describe(),
+    )
+}
+
+/// A sweep pinned from its reference run: the fastest is one of the points within the band of the best there.
+pub fn pinned_fastest(trial: &str) -> Expectation {
+    let (run, rows) = reference_sweep(trial)
+        .unwrap_or_else(|| panic!("{trial}: no reference run holds this sweep to pin it from"));
+    let best = rows.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
+    let names: Vec<String> = rows
+        .iter()
+        .filter(|r| r.1 <= best * 1.02)
+        .map(|r| r.0.clone())
+        .collect();
+    let measured = rows
+        .iter()
+        .map(|(p, t)| format!("{p} {t:.3}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Expectation::pinned(
+        Expect::FastestAmong(names),
+        vec![run],
+        format!("time vs first: {measured}"),
+    )
+}
+
+/// The seed's verdict as the hypothesis where the reference runs agree with it; otherwise the pinned H200
+/// measurement, keeping the seed's verdict as the hypothesis it refuted.
+pub fn seed_or_pinned(trial: &str, seed: Verdict, seed_says: &str) -> Expectation {
+    let hypothesis = format!("seed (B200): {} ({seed_says})", seed.word());
+    match reference(trial) {
+        Some(r) if r.verdict() == Some(seed) => {
+            Expectation::hypothesis(Expect::Verdict(seed), hypothesis)
+        }
+        Some(_) => pinned(trial).refuting(hypothesis),
+        None => Expectation::hypothesis(Expect::Verdict(seed), hypothesis),
+    }
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pins_come_from_the_named_runs() {
+        let r = reference("ablation::swizzle::square4096").unwrap();
+        assert_eq!(r.runs.len(), 3);
+        assert_eq!(r.verdict(), Some(Verdict::Faster));
+        assert!(r.ratio() > 0.31 && r.ratio() < 0.32);
+        assert!(reference("ablation::no_such_step::square4096").is_none());
+    }
+
+    #[test]
+    fn a_ratio_near_the_band_edge_is_pinned_as_a_ratio() {
+        // isolation::stages8: 0.976-0.978 in three runs, 0.3% beyond the band.
+        match pinned("isolation::stages8::square4096").expect {
+            Expect::RatioNear { ratio, tolerance } => {
+                assert!((ratio - 0.9763).abs() < 0.002 && tolerance == 0.04)
+            }
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(
+            pinned("ablation::swizzle::square4096").expect,
+            Expect::Verdict(Verdict::Faster)
+        );
+    }
+
+    #[test]
+    fn a_refuted_seed_hypothesis_is_kept_beside_the_pin() {
+        let e = seed_or_pinned(
+            "ablation::pipeline::square4096",
+            Verdict::Faster,
+            "1.87x at 4096^3",
+        );
+        let lines = e.describe().join("\n");
+        assert!(
+            lines.contains("refuted") && lines.contains("1.87x"),
+            "{lines}"
+        );
+        let kept = seed_or_pinned("ablation::swizzle::square4096", Verdict::Faster, "4.1x");
+        assert!(kept.describe()[0].contains("hypothesis, before measuring"));
+    }
+
+    #[test]
+    fn sweeps_pin_the_points_within_the_band_of_the_best() {
+        match pinned_fastest("stages::rung5::square4096").expect {
+            Expect::FastestAmong(v) => assert_eq!(v, ["rung5:stages=4"]),
+            e => panic!("{e:?}"),
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! Every `GEMM_ABLATE_*` setting, read once and checked: a value that does not parse, is out of range, or a
+//! variable name nobody reads is an error naming the variable, never a silent default.
+
+use crate::error::{Error, Result};
+use crate::stats::StatsSettings;
+use serde::{Deserialize, Serialize};
+
+/// How batches are timed inside a round.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimingSettings {
+    /// Aim for batches this long, so event resolution (~0.5 us) and launch gaps do not matter.
+    pub target_batch_ms: f64,
+    /// Warm-up before the first round: the card must leave idle clocks first.
+    pub warmup_ms: f64,
+    /// Warm-up of every round on its fresh operands.
+    pub round_warmup_ms: f64,
+}
+
+impl Default for TimingSettings {
+    fn default() -> Self {
+        TimingSettings {
+            target_batch_ms: 3.0,
+            warmup_ms: 400.0,
+            round_warmup_ms: 40.0,
+        }
+    }
+}
+
+/// All settings of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub stats: StatsSettings,
+    pub timing: TimingSettings,
+    /// Pair noise above 3x this is flagged.
+    pub noise_floor: f64,
+    /// Host deadline of one GPU trial, seconds.
+    pub trial_timeout_s: f64,
+    /// Each GPU trial runs this many times, each in its own process (run-to-run agreement).
+    pub repeat: usize,
+    /// Draw every random input from this seed (to replay a failed correctness check).
+    pub seed: Option<u64>,
+}
+
+/// The variables the harness reads, with what they mean (the README's settings table says the same).
+pub const KNOWN: [(&str, &str); 16] = [
+    (
+        "GEMM_ABLATE_BAND",
+        "half-width of the no-change band (0.02)",
+    ),
+    (
+        "GEMM_ABLATE_CONFIDENCE",
+        "overall confidence for faster/slower (0.95)",
+    ),
+    (
+        "GEMM_ABLATE_EQUIV_CONFIDENCE",
+        "overall confidence for no change (0.90)",
+    ),
+    ("GEMM_ABLATE_ROUNDS_PER_LOOK", "rounds between looks (8)"),
+    ("GEMM_ABLATE_LOOKS", "planned looks (2)"),
+    (
+        "GEMM_ABLATE_PAIRS_PER_ROUND",
+        "pairs of batches per round (6)",
+    ),
+    ("GEMM_ABLATE_BATCH_MS", "batch length in ms (3)"),
+    (
+        "GEMM_ABLATE_WARMUP_MS",
+        "warm-up before the first round in ms (400)",
+    ),
+    (
+        "GEMM_ABLATE_ROUND_WARMUP_MS",
+        "warm-up of each round in ms (40)",
+    ),
+    (
+        "GEMM_ABLATE_NOISE_FLOOR",
+        "pair noise above 3x this is flagged (0.01)",
+    ),
+    (
+        "GEMM_ABLATE_TRIAL_TIMEOUT_S",
+        "host deadline per GPU trial in s (300)",
+    ),
+    (
+        "GEMM_ABLATE_REPEAT",
+        "run each GPU trial this many times, each in its own process (1)",
+    ),
+    (
+        "GEMM_ABLATE_SEED",
+        "seed of every random input (replays a check)",
+    ),
+    (
+        "GEMM_ABLATE_RESULTS_DIR",
+        "where runs are written (results)",
+    ),
+    (
+        "GEMM_ABLATE_CACHE",
+        "compiled kernels and cuBLAS path choices",
+    ),
+    (
+        "GEMM_ABLATE_REQUIRE_NVRTC",
+        "1: the compile trials fail instead of being ignored without NVRTC",
+    ),
+];
+
+/// Variables the harness sets for its own child processes.
+const INTERNAL: [&str; 3] = [
+    "GEMM_ABLATE_CHILD_JOB",
+    "GEMM_ABLATE_CHILD_NAME",
+    "GEMM_ABLATE_CHILD_RECORD",
+];
+
+fn parse<T: std::str::FromStr>(
+    vars: &[(String, String)],
+    name: &str,
+    default: T,
+    valid: impl Fn(&T) -> bool,
+    range: &str,
+) -> Result<T> {
+    match vars.iter().find(|(k, _)| k == name) {
+        None => Ok(default),
+        Some((_, v)) => match v.trim().parse::<T>() {
+            Ok(x) if valid(&x) => Ok(x),
+            _ => Err(Error::Config(format!(
+                "setting {name}={v:?} is not valid: it must be {range}"
+            ))),
+        },
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            stats: StatsSettings::default(),
+            timing: TimingSettings::default(),
+            noise_floor: 0.01,
+            trial_timeout_s: 300.0,
+            repeat: 1,
+            seed: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Settings> {
+        Settings::from_vars(
+            &std::env::vars()
+                .filter(|(k, _)| k.starts_with("GEMM_ABLATE_"))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// Reads the given variables (the testable core of `from_env`).
+    pub fn from_vars(vars: &[(String, String)]) -> Result<Settings> {
+        for (k, _) in vars {
+            if k.starts_with("GEMM_ABLATE_")
+                && !KNOWN.iter().any(|(n, _)| n == k)
+                && !INTERNAL.contains(&k.as_str())
+            {
+                return Err(Error::Config(format!(
+                    "unknown setting {k}: the settings are {}",
+                    KNOWN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+        let d = Settings::default();
+        let (ds, dt) = (d.stats, d.timing);
+        let frac = |x: &f64| *x > 0.0 && *x < 0.5;
+        let conf = |x: &f64| *x >= 0.5 && *x < 1.0;
+        let pos = |x: &f64| x.is_finite() && *x > 0.0;
+        let nonneg = |x: &f64| x.is_finite() && *x >= 0.0;
+        let stats = StatsSettings {
+            band: parse(
+                vars,
+                "GEMM_ABLATE_BAND",
+                ds.band,
+                frac,
+                "a fraction in (0, 0.5)",
+            )?,
+            confidence: parse(
+                vars,
+                "GEMM_ABLATE_CONFIDENCE",
+                ds.confidence,
+                conf,
+                "in [0.5, 1)",
+            )?,
+            equivalence_confidence: parse(
+                vars,
+                "GEMM_ABLATE_EQUIV_CONFIDENCE",
+                ds.equivalence_confidence,
+                conf,
+                "in [0.5, 1)",
+            )?,
+            rounds_per_look: parse(
+                vars,
+                "GEMM_ABLATE_ROUNDS_PER_LOOK",
+                ds.rounds_per_look,
+                |x| *x >= 2,
+                "an integer of at least 2",
+            )?,
+            looks: parse(
+                vars,
+                "GEMM_ABLATE_LOOKS",
+                ds.looks,
+                |x| (1..=10).contains(x),
+                "1 to 10",
+            )?,
+            pairs_per_round: parse(
+                vars,
+                "GEMM_ABLATE_PAIRS_PER_ROUND",
+                ds.pairs_per_round,
+                |x| *x >= 2 && x % 2 == 0,
+                "an even integer of at least 2 (A B / B A cycles)",
+            )?,
+        };
+        let timing = TimingSettings {
+            target_batch_ms: parse(
+                vars,
+                "GEMM_ABLATE_BATCH_MS",
+                dt.target_batch_ms,
+                pos,
+                "a positive number",
+            )?,
+            warmup_ms: parse(
+                vars,
+                "GEMM_ABLATE_WARMUP_MS",
+                dt.warmup_ms,
+                nonneg,
+                "a number >= 0",
+            )?,
+            round_warmup_ms: parse(
+                vars,
+                "GEMM_ABLATE_ROUND_WARMUP_MS",
+                dt.round_warmup_ms,
+                nonneg,
+                "a number >= 0",
+            )?,
+        };
+        let seed = match vars.iter().find(|(k, _)| k == "GEMM_ABLATE_SEED") {
+            None => None,
+            Some((_, v)) => Some(v.trim().parse::<u64>().map_err(|_| {
+                Error::Config(format!(
+                    "setting GEMM_ABLATE_SEED={v:?} is not valid: it must be an unsigned 64-bit integer"
+                ))
+            })?),
+        };
+        if let Some((_, v)) = vars.iter().find(|(k, _)| k == "GEMM_ABLATE_REQUIRE_NVRTC") {
+            if !matches!(v.as_str(), "0" | "1") {
+                return Err(Error::Config(format!(
+                    "setting GEMM_ABLATE_REQUIRE_NVRTC={v:?} is not valid: it must be 0 or 1"
+                )));
+            }
+        }
+        Ok(Settings {
+            stats,
+            timing,
+            noise_floor: parse(
+                vars,
+                "GEMM_ABLATE_NOISE_FLOOR",
+                d.noise_floor,
+                pos,
+                "a positive number",
+            )?,
+            trial_timeout_s: parse(
+                vars,
+                "GEMM_ABLATE_TRIAL_TIMEOUT_S",
+                d.trial_timeout_s,
+                pos,
+                "a positive number of seconds",
+            )?,
+            repeat: parse(
+                vars,
+                "GEMM_ABLATE_REPEAT",
+                d.repeat,
+                |x| (1..=100).contains(x),
+                "1 to 100",
+            )?,
+            seed,
+        })
+    }
+
+    /// The settings, or the process exits with the message (for binaries, before any trial runs).
+    pub fn or_exit() -> Settings {
+        Settings::from_env().unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(2)
+        })
+    }
+}
+
+/// True when CI asked for the NVRTC compile trials to fail rather than be ignored.
+pub fn nvrtc_required() -> bool {
+    std::env::var("GEMM_ABLATE_REQUIRE_NVRTC").is_ok_and(|v| v == "1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_without_variables() {
+        assert_eq!(Settings::from_vars(&[]).unwrap(), Settings::default());
+    }
+
+    #[test]
+    fn a_value_that_does_not_parse_names_the_variable() {
+        let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_BAND", "two percent")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("GEMM_ABLATE_BAND") && e.contains("two percent"),
+            "{e}"
+        );
+        let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_PAIRS_PER_ROUND", "5")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("even"), "{e}");
+        let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_CONFIDENCE", "95")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GEMM_ABLATE_CONFIDENCE"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_variable_is_an_error() {
+        let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_MIN_PAIRS", "12")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown setting GEMM_ABLATE_MIN_PAIRS"), "{e}");
+    }
+
+    #[test]
+    fn values_are_read() {
+        let s = Settings::from_vars(&vars(&[
+            ("GEMM_ABLATE_BAND", "0.05"),
+            ("GEMM_ABLATE_LOOKS", "3"),
+            ("GEMM_ABLATE_SEED", "42"),
+            ("GEMM_ABLATE_REPEAT", "3"),
+        ]))
+        .unwrap();
+        assert_eq!(s.stats.band, 0.05);
+        assert_eq!(s.stats.looks, 3);
+        assert_eq!(s.seed, Some(42));
+        assert_eq!(s.repeat, 3);
+    }
+}
