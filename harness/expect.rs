@@ -26,8 +26,9 @@ pub enum Caught {
 pub enum Expect {
     /// This verdict for candidate vs baseline.
     Verdict(Verdict),
-    /// The time ratio reproduces a pinned value: its no-change-level interval lies within
-    /// [ratio / (1 + tolerance), ratio * (1 + tolerance)].
+    /// The time ratio is still the pinned value: the interval reaches into the window
+    /// [ratio / (1 + tolerance), ratio * (1 + tolerance)] (no move beyond the tolerance shown with confidence),
+    /// and is narrow enough (half-width under the tolerance) that a move of twice the tolerance would have shown.
     RatioNear { ratio: f64, tolerance: f64 },
     /// Candidate time under this fraction of the baseline's, with confidence (a share: "the epilogue is < 15%").
     TimeRatioBelow(f64),
@@ -157,15 +158,28 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
         ),
         (Observed::Compared(e), Expect::RatioNear { ratio, tolerance }) => {
             let (lo, hi) = (ratio / (1.0 + tolerance), ratio * (1.0 + tolerance));
-            let inside = e.ci_equivalence.0 >= lo && e.ci_equivalence.1 <= hi;
-            done(
-                inside,
+            let reaches = e.ci.0 <= hi && e.ci.1 >= lo;
+            let half_width = (e.ci.1 / e.ci.0).ln() / 2.0;
+            let precise = half_width <= tolerance.ln_1p();
+            let why = if !precise {
                 format!(
-                    "ratio {:.4}, {:.0}% interval [{:.4}, {:.4}] against the window [{lo:.4}, {hi:.4}]",
-                    e.ratio,
-                    e.settings.look_equivalence_confidence() * 100.0,
-                    e.ci_equivalence.0,
-                    e.ci_equivalence.1
+                    ": too noisy to check the pin (half-width {:.1}% over the {:.0}% tolerance)",
+                    half_width * 100.0,
+                    tolerance * 100.0
+                )
+            } else if e.ci.0 > hi {
+                ": slower than the pin beyond the tolerance (a regression)".into()
+            } else if e.ci.1 < lo {
+                ": faster than the pin beyond the tolerance (re-pin it from a new reference run)"
+                    .into()
+            } else {
+                String::new()
+            };
+            done(
+                reaches && precise,
+                format!(
+                    "ratio {:.4}, interval [{:.4}, {:.4}] against the window [{lo:.4}, {hi:.4}]{why}",
+                    e.ratio, e.ci.0, e.ci.1
                 ),
             )
         }

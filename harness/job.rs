@@ -341,11 +341,15 @@ impl<'a> Built<'a> {
         })
     }
 
-    fn variant<'b>(&'b self, cublas: &'b Cublas) -> &'b dyn Variant {
-        match self {
-            Built::Cublas => cublas,
-            Built::Gemm(k) => k,
-            Built::LoadPath(k) => k,
+    /// The variant, where cuBLAS is only built when one side needs it.
+    fn variant<'b>(&'b self, cublas: Option<&'b Cublas>) -> Result<&'b dyn Variant> {
+        match (self, cublas) {
+            (Built::Cublas, Some(c)) => Ok(c),
+            (Built::Cublas, None) => Err(Error::Other(
+                "internal: a cuBLAS side without a cuBLAS handle".into(),
+            )),
+            (Built::Gemm(k), _) => Ok(k),
+            (Built::LoadPath(k), _) => Ok(k),
         }
     }
 
@@ -534,6 +538,36 @@ fn check_all(
     Ok((records, path, warnings, wrong))
 }
 
+/// A round's operands: a spacer of random size (so the allocator does not hand back the same range every
+/// other round), then the rotation sets.
+struct RoundMemory {
+    _spacer: Option<crate::memory::DeviceBuffer>,
+    ops: Operands,
+}
+
+fn round_memory(
+    bench: &Bench,
+    util: &Util,
+    shape: &Shape,
+    dtype: DType,
+    sets: usize,
+) -> Result<RoundMemory> {
+    let seed = bench.seeds.next();
+    let spacer_mb = 2 * (crate::operands::mix(seed, 99) % 32) as usize;
+    let spacer = if spacer_mb > 0 {
+        Some(crate::memory::DeviceBuffer::new(
+            &bench.gpu,
+            spacer_mb << 20,
+        )?)
+    } else {
+        None
+    };
+    Ok(RoundMemory {
+        _spacer: spacer,
+        ops: Operands::new(&bench.gpu, util, shape, dtype, sets, seed)?,
+    })
+}
+
 /// Times `specs[1]` against `specs[0]` in rounds on fresh operands until the rule decides.
 fn compare_in_rounds(
     bench: &Bench,
@@ -546,24 +580,36 @@ fn compare_in_rounds(
     let gpu = &bench.gpu;
     let settings = &bench.settings;
     let sets = rotation_sets(shape, gpu.info.l2_bytes);
+    let needs_cublas = specs.iter().any(|s| **s == VariantSpec::Cublas);
     let started = Instant::now();
     let mut rounds = Vec::new();
-    let mut held: Option<Operands> = None;
+    let mut held: Option<RoundMemory> = None;
     let (_, estimate) = stats::sequential(settings.stats, |index| -> Result<Vec<f64>> {
-        let seed = bench.seeds.next();
-        let ops = Operands::new(gpu, util, shape, dtype, sets, seed)?;
+        let fresh = match (&held, settings.fresh_operands) {
+            (Some(_), false) => None,
+            _ => Some(round_memory(bench, util, shape, dtype, sets)?),
+        };
+        let mem = fresh
+            .as_ref()
+            .or(held.as_ref())
+            .expect("a round has operands");
+        let ops = &mem.ops;
         let round = {
-            let cublas = Cublas::new(gpu, &ops)?.with_path(path);
+            let cublas = if needs_cublas {
+                Some(Cublas::new(gpu, ops)?.with_path(path))
+            } else {
+                None
+            };
             let (a, b) = (
-                Built::new(bench, specs[0], &ops)?,
-                Built::new(bench, specs[1], &ops)?,
+                Built::new(bench, specs[0], ops)?,
+                Built::new(bench, specs[1], ops)?,
             );
-            let (va, vb) = (a.variant(&cublas), b.variant(&cublas));
+            let (va, vb) = (a.variant(cublas.as_ref())?, b.variant(cublas.as_ref())?);
             if index == 0 {
                 timing::warm_up(gpu, [va, vb], sets, settings.timing.warmup_ms)?;
             }
             let where_ = RoundOperands {
-                seed,
+                seed: ops.seed,
                 addresses: ops.addresses(),
                 sets,
             };
@@ -578,7 +624,9 @@ fn compare_in_rounds(
             )?
         };
         // The previous round's operands are freed only now, after this round's were allocated elsewhere.
-        held = Some(ops);
+        if fresh.is_some() {
+            held = fresh;
+        }
         let log_ratios = round.log_ratios.clone();
         rounds.push(round);
         Ok(log_ratios)

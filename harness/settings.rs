@@ -20,7 +20,7 @@ impl Default for TimingSettings {
     fn default() -> Self {
         TimingSettings {
             target_batch_ms: 3.0,
-            warmup_ms: 400.0,
+            warmup_ms: 300.0,
             round_warmup_ms: 40.0,
         }
     }
@@ -39,10 +39,12 @@ pub struct Settings {
     pub repeat: usize,
     /// Draw every random input from this seed (to replay a failed correctness check).
     pub seed: Option<u64>,
+    /// Each round allocates its own operands (false only to diagnose what fresh allocations change).
+    pub fresh_operands: bool,
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 16] = [
+pub const KNOWN: [(&str, &str); 17] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -56,7 +58,7 @@ pub const KNOWN: [(&str, &str); 16] = [
         "overall confidence for no change (0.90)",
     ),
     ("GEMM_ABLATE_ROUNDS_PER_LOOK", "rounds between looks (8)"),
-    ("GEMM_ABLATE_LOOKS", "planned looks (2)"),
+    ("GEMM_ABLATE_LOOKS", "planned looks (3)"),
     (
         "GEMM_ABLATE_PAIRS_PER_ROUND",
         "pairs of batches per round (6)",
@@ -85,6 +87,10 @@ pub const KNOWN: [(&str, &str); 16] = [
     (
         "GEMM_ABLATE_SEED",
         "seed of every random input (replays a check)",
+    ),
+    (
+        "GEMM_ABLATE_FRESH_OPERANDS",
+        "0: every round reuses the first round's operands (diagnosis only) (1)",
     ),
     (
         "GEMM_ABLATE_RESULTS_DIR",
@@ -134,6 +140,7 @@ impl Default for Settings {
             trial_timeout_s: 300.0,
             repeat: 1,
             seed: None,
+            fresh_operands: true,
         }
     }
 }
@@ -274,6 +281,13 @@ impl Settings {
                 "1 to 100",
             )?,
             seed,
+            fresh_operands: parse(
+                vars,
+                "GEMM_ABLATE_FRESH_OPERANDS",
+                1u8,
+                |x| *x <= 1,
+                "0 or 1",
+            )? == 1,
         })
     }
 
@@ -337,13 +351,14 @@ mod tests {
     fn values_are_read() {
         let s = Settings::from_vars(&vars(&[
             ("GEMM_ABLATE_BAND", "0.05"),
-            ("GEMM_ABLATE_LOOKS", "3"),
+            ("GEMM_ABLATE_LOOKS", "4"),
             ("GEMM_ABLATE_SEED", "42"),
             ("GEMM_ABLATE_REPEAT", "3"),
         ]))
         .unwrap();
         assert_eq!(s.stats.band, 0.05);
-        assert_eq!(s.stats.looks, 3);
+        assert_eq!(s.stats.looks, 4);
+        assert!(s.fresh_operands);
         assert_eq!(s.seed, Some(42));
         assert_eq!(s.repeat, 3);
     }

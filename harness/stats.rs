@@ -12,7 +12,7 @@
 //! freedom is the exact interval for the grand mean under that model. No variance component has to be
 //! estimated (and none can come out negative), and the interval widens by itself when the rounds disagree.
 //!
-//! The stopping rule is group-sequential with planned looks (by default 2: after 8 and after 16 rounds). The
+//! The stopping rule is group-sequential with planned looks (by default 3: after 8, 16 and 24 rounds). The
 //! overall error rates are split evenly across the looks (Bonferroni), which keeps them at or under their
 //! stated levels whatever the correlation between looks; `oc.rs` simulates the rule and the CPU tests assert
 //! its operating characteristics. At each look:
@@ -70,7 +70,7 @@ impl Default for StatsSettings {
             confidence: 0.95,
             equivalence_confidence: 0.90,
             rounds_per_look: 8,
-            looks: 2,
+            looks: 3,
             pairs_per_round: 6,
         }
     }
@@ -431,15 +431,15 @@ mod tests {
         })
         .unwrap();
         assert_eq!(rounds.len(), settings.max_rounds());
-        assert_eq!((e.looks, e.verdict), (2, Verdict::Inconclusive));
+        assert_eq!((e.looks, e.verdict), (3, Verdict::Inconclusive));
     }
 
     #[test]
     fn per_look_levels_split_the_overall_error() {
         let st = s();
-        assert!((st.look_confidence() - 0.975).abs() < 1e-12);
-        assert!((st.look_equivalence_confidence() - 0.95).abs() < 1e-12);
-        assert!(st.is_look(8) && st.is_look(16) && !st.is_look(9));
+        assert!((st.look_confidence() - (1.0 - 0.05 / 3.0)).abs() < 1e-12);
+        assert!((st.look_equivalence_confidence() - (1.0 - 0.10 / 3.0)).abs() < 1e-12);
+        assert!(st.is_look(8) && st.is_look(16) && st.is_look(24) && !st.is_look(9));
     }
 
     #[test]
