@@ -582,9 +582,11 @@ fn compare_in_rounds(
     let sets = rotation_sets(shape, gpu.info.l2_bytes);
     let needs_cublas = specs.iter().any(|s| **s == VariantSpec::Cublas);
     let started = Instant::now();
-    let mut rounds = Vec::new();
+    let mut rounds: Vec<timing::Round> = Vec::new();
     let mut held: Option<RoundMemory> = None;
-    let (_, estimate) = stats::sequential(settings.stats, |index| -> Result<Vec<f64>> {
+    let mut rule = stats::Sequential::new(settings.stats).with_precision(settings.precision);
+    let estimate = loop {
+        let index = rounds.len();
         let fresh = match (&held, settings.fresh_operands) {
             (Some(_), false) => None,
             _ => Some(round_memory(bench, util, shape, dtype, sets)?),
@@ -606,7 +608,8 @@ fn compare_in_rounds(
             );
             let (va, vb) = (a.variant(cublas.as_ref())?, b.variant(cublas.as_ref())?);
             if index == 0 {
-                timing::warm_up(gpu, [va, vb], sets, settings.timing.warmup_ms)?;
+                timing::warm_up(gpu, [va, vb], sets, settings.timing.warmup_ms)
+                    .map_err(|e| bench.hang.explain(e))?;
             }
             let where_ = RoundOperands {
                 seed: ops.seed,
@@ -621,17 +624,24 @@ fn compare_in_rounds(
                 index,
                 settings.stats.pairs_per_round,
                 &settings.timing,
-            )?
+            )
+            .map_err(|e| bench.hang.explain(e))?
         };
         // The previous round's operands are freed only now, after this round's were allocated elsewhere.
         if fresh.is_some() {
             held = fresh;
         }
-        let log_ratios = round.log_ratios.clone();
         rounds.push(round);
-        Ok(log_ratios)
-    })
-    .map_err(|e| bench.hang.explain(e))?;
+        timing::set_aside_throttled(&mut rounds);
+        let counted: Vec<Vec<f64>> = rounds
+            .iter()
+            .filter(|r| !r.set_aside)
+            .map(|r| r.log_ratios.clone())
+            .collect();
+        if let Some(e) = rule.after_round(&counted, rounds.len()) {
+            break e;
+        }
+    };
     drop(held);
     Ok(Comparison::new(
         gpu,
@@ -652,6 +662,15 @@ fn flags_for(cmp: &Comparison, noise_floor: f64) -> Vec<String> {
             "no SM clock readings (NVML missing): the clock guards are off for this comparison"
                 .into(),
         );
+    }
+    if cmp.set_aside_rounds > 0 {
+        flags.push(format!(
+            "{} of {} rounds set aside and replaced: a pair read the SM clock under {:.0}% of the median ({:.0} MHz), a throttle event",
+            cmp.set_aside_rounds,
+            cmp.rounds.len(),
+            timing::THROTTLED_FRACTION * 100.0,
+            cmp.sm_clock_median_mhz.unwrap_or(0.0)
+        ));
     }
     if cmp.low_clock_pairs > 0 {
         flags.push(format!(

@@ -156,17 +156,18 @@ fn edge_distance(ratio: f64, band: f64) -> f64 {
         .min((l - (1.0 - band).ln()).abs())
 }
 
-/// Pinned from the reference runs: the verdict they all gave, or, where their ratio sits within 1% of a band
-/// edge (a verdict there flips with the noise of the next run), the ratio itself within +-4%.
+/// Pinned from the reference runs: the verdict they all gave, or, where their ratio sits within 1.5% of a band
+/// edge (a verdict there flips with the noise of the next run: rounds on fresh operands differ by 0.5-2.5% on
+/// the H200), the ratio itself within +-3%.
 pub fn pinned(trial: &str) -> Expectation {
     let r = reference(trial)
         .unwrap_or_else(|| panic!("{trial}: no reference run holds this trial to pin it from"));
-    let near_edge = edge_distance(r.ratio(), 0.02) < 0.01;
+    let near_edge = edge_distance(r.ratio(), 0.02) < 0.015;
     let expect = match r.verdict() {
         Some(v) if !near_edge => Expect::Verdict(v),
         _ => Expect::RatioNear {
             ratio: round4(r.ratio()),
-            tolerance: 0.04,
+            tolerance: 0.03,
         },
     };
     Expectation::pinned(expect, r.runs.clone(), r.describe())
@@ -247,7 +248,7 @@ mod tests {
         // isolation::stages8: 0.976-0.978 in three runs, 0.3% beyond the band.
         match pinned("isolation::stages8::square4096").expect {
             Expect::RatioNear { ratio, tolerance } => {
-                assert!((ratio - 0.9763).abs() < 0.002 && tolerance == 0.04)
+                assert!((ratio - 0.9763).abs() < 0.002 && tolerance == 0.03)
             }
             e => panic!("{e:?}"),
         }

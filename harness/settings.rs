@@ -41,10 +41,13 @@ pub struct Settings {
     pub seed: Option<u64>,
     /// Each round allocates its own operands (false only to diagnose what fresh allocations change).
     pub fresh_operands: bool,
+    /// A decisive look ends the comparison only once the interval's half-width (log scale) is under this; the
+    /// suite sets it for trials that check a pinned ratio, which need precision more than a verdict.
+    pub precision: Option<f64>,
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 17] = [
+pub const KNOWN: [(&str, &str); 18] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -87,6 +90,10 @@ pub const KNOWN: [(&str, &str); 17] = [
     (
         "GEMM_ABLATE_SEED",
         "seed of every random input (replays a check)",
+    ),
+    (
+        "GEMM_ABLATE_PRECISION",
+        "a decisive look ends the comparison only once the interval's half-width is under this fraction (none)",
     ),
     (
         "GEMM_ABLATE_FRESH_OPERANDS",
@@ -141,6 +148,7 @@ impl Default for Settings {
             repeat: 1,
             seed: None,
             fresh_operands: true,
+            precision: None,
         }
     }
 }
@@ -288,6 +296,16 @@ impl Settings {
                 |x| *x <= 1,
                 "0 or 1",
             )? == 1,
+            precision: match vars.iter().any(|(k, _)| k == "GEMM_ABLATE_PRECISION") {
+                false => None,
+                true => Some(parse(
+                    vars,
+                    "GEMM_ABLATE_PRECISION",
+                    0.0,
+                    frac,
+                    "a fraction in (0, 0.5)",
+                )?),
+            },
         })
     }
 

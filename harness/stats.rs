@@ -255,20 +255,64 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
     }
 }
 
-/// The group-sequential rule: feeds rounds from `next_round` until a look decides or the last look is done.
-/// Returns the rounds taken and the estimate at the deciding (or last) look.
+/// The group-sequential rule as a state machine: after every round, `after_round` gets the rounds that count
+/// (a caller may set aside rounds measured in a disturbed state) and says whether the comparison ends. A look is
+/// taken each time the counted rounds reach the next multiple of `rounds_per_look`; the comparison ends at a
+/// decisive look or the last one. If set-aside rounds keep the count from reaching the last look, it ends after
+/// `max_rounds + rounds_per_look` rounds in all, judged on what counts.
+pub struct Sequential {
+    settings: StatsSettings,
+    next_look: usize,
+    precision: Option<f64>,
+}
+
+impl Sequential {
+    pub fn new(settings: StatsSettings) -> Sequential {
+        Sequential {
+            settings,
+            next_look: settings.rounds_per_look,
+            precision: None,
+        }
+    }
+
+    /// A decisive look ends the comparison only once the interval's half-width (log scale) is at most
+    /// `precision`. Stopping on the interval's width, not on where it lies, leaves the error rates as they are.
+    pub fn with_precision(mut self, precision: Option<f64>) -> Sequential {
+        self.precision = precision;
+        self
+    }
+
+    /// The estimate that ends the comparison, or None to run another round.
+    pub fn after_round(&mut self, counted: &[Vec<f64>], rounds_run: usize) -> Option<Estimate> {
+        let s = self.settings;
+        if counted.len() >= self.next_look {
+            let e = estimate(counted, s);
+            let precise = self
+                .precision
+                .is_none_or(|p| (e.ci.1 / e.ci.0).ln() / 2.0 <= p);
+            if (e.verdict.is_decisive() && precise) || counted.len() >= s.max_rounds() {
+                return Some(e);
+            }
+            while self.next_look <= counted.len() {
+                self.next_look += s.rounds_per_look;
+            }
+        }
+        (rounds_run >= s.max_rounds() + s.rounds_per_look).then(|| estimate(counted, s))
+    }
+}
+
+/// The rule on rounds that all count: feeds rounds from `next_round` until it ends. Returns the rounds and the
+/// estimate of the deciding (or last) look.
 pub fn sequential<E>(
     settings: StatsSettings,
     mut next_round: impl FnMut(usize) -> Result<Vec<f64>, E>,
 ) -> Result<(Vec<Vec<f64>>, Estimate), E> {
+    let mut rule = Sequential::new(settings);
     let mut rounds = Vec::new();
     loop {
         rounds.push(next_round(rounds.len())?);
-        if settings.is_look(rounds.len()) {
-            let e = estimate(&rounds, settings);
-            if e.verdict.is_decisive() || rounds.len() >= settings.max_rounds() {
-                return Ok((rounds, e));
-            }
+        if let Some(e) = rule.after_round(&rounds, rounds.len()) {
+            return Ok((rounds, e));
         }
     }
 }
@@ -432,6 +476,29 @@ mod tests {
         .unwrap();
         assert_eq!(rounds.len(), settings.max_rounds());
         assert_eq!((e.looks, e.verdict), (3, Verdict::Inconclusive));
+    }
+
+    #[test]
+    fn set_aside_rounds_are_replaced_up_to_a_cap() {
+        let settings = s();
+        let mut rule = Sequential::new(settings);
+        let clean: Vec<Vec<f64>> = vec![vec![0.0; 6]; 7];
+        // Seven rounds count after twelve were run: no look yet.
+        assert!(rule.after_round(&clean, 12).is_none());
+        let mut eight = clean.clone();
+        eight.push(vec![0.0; 6]);
+        assert_eq!(
+            rule.after_round(&eight, 13).unwrap().verdict,
+            Verdict::NoChange
+        );
+        // A comparison whose rounds are nearly all set aside ends at the cap, inconclusive.
+        let mut rule = Sequential::new(settings);
+        let few = vec![vec![0.0; 6]; 1];
+        assert!(rule.after_round(&few, 31).is_none());
+        assert_eq!(
+            rule.after_round(&few, 32).unwrap().verdict,
+            Verdict::Inconclusive
+        );
     }
 
     #[test]

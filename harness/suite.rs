@@ -206,9 +206,20 @@ fn run_trial(
     deadline: Duration,
     repeat: usize,
 ) -> Vec<TrialRecord> {
+    // A pinned ratio is checked to within its tolerance: sample until the interval is comfortably narrower.
+    let precision = match expectation.expect {
+        crate::expect::Expect::RatioNear { tolerance, .. } => {
+            Some(format!("{:.4}", 0.8 * tolerance.ln_1p()))
+        }
+        _ => None,
+    };
+    let env: Vec<(&str, &str)> = precision
+        .as_deref()
+        .map(|p| vec![("GEMM_ABLATE_PRECISION", p)])
+        .unwrap_or_default();
     (0..repeat)
         .map(|i| {
-            let outcome = isolate::run_in_child(name, job, deadline);
+            let outcome = isolate::run_in_child_with_env(name, job, deadline, &env);
             let extra: Vec<&str> = outcome
                 .output
                 .lines()

@@ -28,6 +28,34 @@ pub struct Round {
     /// The seed the round's operands were drawn from, and where A and B of each rotation set landed.
     pub seed: u64,
     pub operand_addresses: Vec<u64>,
+    /// Set aside: a pair of this round read the SM clock under 80% of the comparison's median (a throttle
+    /// event, a different machine state); the round is kept in the record but not in the estimate.
+    #[serde(default)]
+    pub set_aside: bool,
+}
+
+/// A round is set aside when one of its pairs read the SM clock under this fraction of the comparison's median.
+pub const THROTTLED_FRACTION: f64 = 0.8;
+
+/// Marks the rounds measured in a throttled state, against the median clock of every pair so far; returns how
+/// many are set aside. Without clock readings nothing is set aside.
+pub fn set_aside_throttled(rounds: &mut [Round]) -> usize {
+    let clocks: Vec<f64> = rounds
+        .iter()
+        .flat_map(|r| r.sm_clock_mhz.iter().flatten().map(|&c| f64::from(c)))
+        .collect();
+    if clocks.is_empty() {
+        return 0;
+    }
+    let median = stats::median(&clocks);
+    for r in rounds.iter_mut() {
+        r.set_aside = r
+            .sm_clock_mhz
+            .iter()
+            .flatten()
+            .any(|&c| f64::from(c) < THROTTLED_FRACTION * median);
+    }
+    rounds.iter().filter(|r| r.set_aside).count()
 }
 
 /// A finished comparison: every round, the estimate and the noise guards.
@@ -43,6 +71,9 @@ pub struct Comparison {
     pub sm_clock_min_mhz: Option<u32>,
     /// Pairs whose clock read under 90% of the comparison's median.
     pub low_clock_pairs: usize,
+    /// Rounds set aside as throttled (under 80% of the median clock) and replaced.
+    #[serde(default)]
+    pub set_aside_rounds: usize,
     /// What the driver gave as throttle reasons at the end.
     pub throttle_reasons: Vec<String>,
     /// Wall time of the whole comparison (allocations, checks and warm-ups included).
@@ -92,6 +123,7 @@ impl Comparison {
                 .flat_map(|r| r.sm_clock_mhz.iter().flatten().copied())
                 .min(),
             low_clock_pairs,
+            set_aside_rounds: rounds.iter().filter(|r| r.set_aside).count(),
             throttle_reasons: gpu
                 .throttle_reasons()
                 .map(|m| {
@@ -197,6 +229,7 @@ pub fn round(
         sm_clock_mhz: Vec::with_capacity(pairs),
         seed: operands.seed,
         operand_addresses: operands.addresses,
+        set_aside: false,
     };
     let mut set = 0;
     for pair in 0..pairs {
