@@ -8,7 +8,7 @@
 
 use harness::expect::{Caught, Expect, Expectation};
 use harness::hypothesis::{compare, configs, correct, expect_verdict, ladder_job, ladder_name};
-use harness::pins::{pinned, pinned_ratio, seed_or_pinned};
+use harness::pins::{pinned, pinned_ratio, pinned_unsettled, seed_or_pinned};
 use harness::{
     shape, DType, Fault, GemmConfig, GpuTrial, Job, Raster, Rung, Swizzle, VariantSpec, Verdict,
 };
@@ -62,6 +62,14 @@ fn seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static str)>
     })
 }
 
+/// Step trials whose verdict did not hold from one reference run to the next: on prefill_mlp_up the card runs at
+/// its power cap, its SM clock wanders (1000-1950 MHz over a run) and these ratios move with it (warpspec: 0.99
+/// at 1900 MHz, 1.03 at 1700; multicast: 0.94 at 1250 MHz, 1.00-1.06 under 1070). Pinned as ratios.
+const UNSETTLED: [&str; 2] = [
+    "ablation::warpspec::prefill_mlp_up",
+    "ablation::multicast::prefill_mlp_up",
+];
+
 /// Every rung against cuBLAS on the seven standard shapes: each cell pinned to its reference ratio.
 fn ladder() -> Vec<GpuTrial> {
     Rung::ALL
@@ -86,6 +94,9 @@ fn steps() -> Vec<GpuTrial> {
         for s in STEP_SHAPES {
             let name = format!("ablation::{word}::{s}");
             let expectation = match seed_step_verdict(rung, s) {
+                Some((v, says)) if UNSETTLED.contains(&name.as_str()) => {
+                    pinned_unsettled(&name, &format!("seed (B200): {} ({says})", v.word()))
+                }
                 Some((v, says)) => seed_or_pinned(&name, v, says),
                 None => pinned(&name),
             };

@@ -104,7 +104,7 @@ impl Expectation {
                     runs.join(", ")
                 )];
                 if let Some(h) = refuted {
-                    lines.push(format!("hypothesis refuted by those runs: {h}"));
+                    lines.push(format!("hypothesis these runs did not confirm: {h}"));
                 }
                 lines
             }
