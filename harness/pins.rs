@@ -5,6 +5,7 @@
 //! - the H200 run of commit 796511a, the first whole-suite run with rounds on fresh operands: the ladder cells,
 //!   whose ratio to cuBLAS moves with placement and power state more than one stretch could show, and the
 //!   trials whose verdict did not hold from one reference run to the next.
+//!
 //! The `replay::` CPU trials test the other direction: the committed runs must satisfy the current expectations.
 
 use crate::expect::{Expect, Expectation};
