@@ -31,7 +31,11 @@ impl Environment {
                 .then(crate::compile::nvrtc_version_string)
                 .flatten(),
             settings: std::env::vars()
-                .filter(|(k, _)| k.starts_with("GEMM_ABLATE_") && !k.contains("CHILD"))
+                .filter(|(k, _)| {
+                    k.starts_with("GEMM_ABLATE_")
+                        && !k.contains("CHILD")
+                        && k != "GEMM_ABLATE_COMMIT"
+                })
                 .collect(),
         }
     }

@@ -113,8 +113,10 @@ pub const KNOWN: [(&str, &str); 18] = [
     ),
 ];
 
-/// Variables the harness sets for its own child processes.
-const INTERNAL: [&str; 3] = [
+/// Variables the harness sets for its own child processes, and the commit build.rs hands to rustc (cargo also
+/// exports it when it runs the tests).
+const INTERNAL: [&str; 4] = [
+    "GEMM_ABLATE_COMMIT",
     "GEMM_ABLATE_CHILD_JOB",
     "GEMM_ABLATE_CHILD_NAME",
     "GEMM_ABLATE_CHILD_RECORD",
@@ -363,6 +365,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown setting GEMM_ABLATE_MIN_PAIRS"), "{e}");
+    }
+
+    #[test]
+    fn the_build_commit_is_not_a_setting() {
+        assert!(Settings::from_vars(&vars(&[("GEMM_ABLATE_COMMIT", "abc")])).is_ok());
     }
 
     #[test]
