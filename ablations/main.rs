@@ -14,14 +14,6 @@ use harness::{
 };
 use std::process::ExitCode;
 
-/// The seed's four per-step table shapes.
-const STEP_SHAPES: [&str; 4] = [
-    "square4096",
-    "prefill_mlp_up",
-    "decode_attn_out",
-    "decode_mlp_up",
-];
-
 /// The seed's verdict for each step on each of its table shapes, as its worklog states it (before any H200
 /// measurement), or None where the worklog gives no figure for that shape.
 fn seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static str)> {
@@ -92,7 +84,8 @@ fn steps() -> Vec<GpuTrial> {
     for pair in Rung::ALL.windows(2) {
         let (below, rung) = (pair[0], pair[1]);
         let word = rung.name().split_once('_').unwrap().1.to_string();
-        for s in STEP_SHAPES {
+        for shape in harness::problem::seed_table_shapes() {
+            let s = shape.name.as_str();
             let name = format!("ablation::{word}::{s}");
             let expectation = match seed_step_verdict(rung, s) {
                 Some((v, says)) if UNSETTLED.contains(&name.as_str()) => {

@@ -372,11 +372,6 @@ impl GemmConfig {
             ("BOUNDED_WAITS", b(self.bounded_waits)),
             ("MAINLOOP_LOADS", b(self.mainloop_loads)),
             ("MAINLOOP_MMA", b(self.mainloop_mma)),
-            ("FAULT_WRONG_PHASE", fault(Fault::WrongPhase)),
-            ("FAULT_NO_EXPECT_TX", fault(Fault::NoExpectTx)),
-            ("FAULT_SKIP_EPILOGUE", fault(Fault::SkipEpilogueTile)),
-            ("FAULT_OOB_STORE", fault(Fault::OobStore)),
-            ("FAULT_SKIP_K_BLOCK", fault(Fault::SkipKBlock)),
             ("EPILOGUE_SPIN_CYCLES", self.epilogue_spin_cycles),
             ("SMEM_BYTES", self.smem_bytes()),
             ("DESC_LBO", layout.lbo),
@@ -386,6 +381,14 @@ impl GemmConfig {
         ];
         let mut defines: Vec<(&'static str, String)> =
             numbers.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        // Each fault's define, from the one table of faults.
+        let at = defines
+            .iter()
+            .position(|(k, _)| *k == "EPILOGUE_SPIN_CYCLES")
+            .unwrap_or(defines.len());
+        for (i, f) in Fault::ALL.into_iter().enumerate() {
+            defines.insert(at + i, (f.define(), fault(f).to_string()));
+        }
         let timeout_ns = u64::from(self.hang_timeout_ms) * 1_000_000;
         defines.push(("HANG_TIMEOUT_NS", format!("{timeout_ns}ull")));
         defines

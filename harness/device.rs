@@ -143,9 +143,6 @@ impl Gpu {
     pub fn throttle_reasons(&self) -> Option<u64> {
         self.nvml.as_ref().and_then(|n| n.throttle_reasons())
     }
-    pub fn power_watts(&self) -> Option<f64> {
-        self.nvml.as_ref().and_then(|n| n.power_watts())
-    }
 
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().during("synchronizing the stream")

@@ -257,12 +257,12 @@ fn spec(s: &str) -> Result<VariantSpec, String> {
 
 /// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.
 fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
-    let Some(shape) = harness::problem::standard_shapes()
-        .into_iter()
-        .chain([harness::shape("long_k")])
-        .find(|s| s.name == shape_name)
-    else {
-        eprintln!("unknown shape {shape_name}: one of the standard shapes or long_k");
+    let Some(shape) = harness::problem::find_shape(shape_name) else {
+        let names: Vec<String> = harness::problem::named_shapes()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        eprintln!("unknown shape {shape_name}: one of {}", names.join(", "));
         return ExitCode::from(2);
     };
     let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s)).collect();

@@ -73,15 +73,6 @@ impl Nvml {
         }
     }
 
-    pub fn power_watts(&self) -> Option<f64> {
-        unsafe {
-            let f: Symbol<unsafe extern "C" fn(Device, *mut c_uint) -> c_int> =
-                self.lib.get(b"nvmlDeviceGetPowerUsage\0").ok()?;
-            let mut mw: c_uint = 0;
-            (f(self.device, &mut mw) == 0).then_some(f64::from(mw) / 1000.0)
-        }
-    }
-
     pub fn driver_version(&self) -> Option<String> {
         unsafe {
             let f: Symbol<unsafe extern "C" fn(*mut c_char, c_uint) -> c_int> =

@@ -84,9 +84,6 @@ impl Shape {
     pub fn min_bytes(&self, elem: usize) -> f64 {
         ((self.m * self.k + self.n * self.k + self.m * self.n) * elem) as f64
     }
-    pub fn is_decode(&self) -> bool {
-        self.m <= 256
-    }
 }
 
 /// The seven standard shapes (name, M, N, K): 4096^3, Llama-3-70B prefill at M = 8192 and decode at M = 256.
@@ -115,16 +112,28 @@ pub fn seed_table_shapes() -> Vec<Shape> {
     .collect()
 }
 
-/// A standard shape by name, the long-K raster shape (`long_k`, 4096 x 4096 x 16384) or the sanitizer's small
-/// shape (`small`, 256 x 512 x 512); panics on an unknown name (a typo in a trial list).
-pub fn shape(name: &str) -> Shape {
-    match name {
-        "long_k" => return Shape::new("long_k", 4096, 4096, 16384),
-        "small" => return Shape::new("small", 256, 512, 512),
-        _ => {}
-    }
+/// Shapes beside the standard ones: the long-K raster shape and the sanitizer's small problem.
+pub fn extra_shapes() -> Vec<Shape> {
+    vec![
+        Shape::new("long_k", 4096, 4096, 16384),
+        Shape::new("small", 256, 512, 512),
+    ]
+}
+
+/// Every named shape: the one list the trials, the main job and `compare` read.
+pub fn named_shapes() -> Vec<Shape> {
     standard_shapes()
         .into_iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("unknown shape name {name}"))
+        .chain(extra_shapes())
+        .collect()
+}
+
+/// A named shape, if there is one by that name.
+pub fn find_shape(name: &str) -> Option<Shape> {
+    named_shapes().into_iter().find(|s| s.name == name)
+}
+
+/// A named shape; panics on an unknown name (a typo in a trial list).
+pub fn shape(name: &str) -> Shape {
+    find_shape(name).unwrap_or_else(|| panic!("unknown shape name {name}"))
 }

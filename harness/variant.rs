@@ -7,8 +7,7 @@ use crate::device::Gpu;
 use crate::diag::HangWatch;
 use crate::error::Result;
 use crate::launch::{launch, Kernel, LaunchShape};
-use crate::operands::{OperandSet, Operands};
-use crate::problem::DType;
+use crate::operands::Operands;
 use crate::source;
 use crate::tma::{self, TmaDesc};
 
@@ -83,13 +82,6 @@ impl<'a> GemmKernel<'a> {
             raster,
             hang,
         })
-    }
-
-    pub fn dtype(&self) -> DType {
-        self.operands.dtype
-    }
-    pub fn set(&self, i: usize) -> &OperandSet {
-        &self.operands.sets[i]
     }
 }
 
