@@ -7,8 +7,8 @@
 //! `cargo test --release --test ablations -- swizzle` runs every trial whose name contains "swizzle".
 
 use harness::expect::{Caught, Expect, Expectation};
-use harness::hypothesis::{compare, configs, correct, expect_verdict, ladder_job, ladder_name};
-use harness::pins::{pinned, pinned_ratio, pinned_unsettled, seed_or_pinned};
+use harness::hypothesis::{compare, configs, correct, expect_verdict};
+use harness::pins::{pinned, pinned_unsettled, seed_or_pinned};
 use harness::{
     shape, DType, Fault, GemmConfig, GpuTrial, Job, Raster, Rung, Swizzle, VariantSpec, Verdict,
 };
@@ -62,21 +62,6 @@ const UNSETTLED: [&str; 2] = [
     "ablation::warpspec::prefill_mlp_up",
     "ablation::multicast::prefill_mlp_up",
 ];
-
-/// Every rung against cuBLAS on the seven standard shapes: each cell pinned to its reference ratio.
-fn ladder() -> Vec<GpuTrial> {
-    Rung::ALL
-        .iter()
-        .flat_map(|&rung| {
-            harness::problem::standard_shapes()
-                .into_iter()
-                .map(move |s| {
-                    let name = ladder_name(rung, &s.name);
-                    GpuTrial::new(&name, ladder_job(rung, &s.name), pinned_ratio(&name))
-                })
-        })
-        .collect()
-}
 
 /// Each of the seed's steps: rung N against rung N-1 on the seed's table shapes.
 fn steps() -> Vec<GpuTrial> {
@@ -360,7 +345,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
     [
         reference_and_dtypes(),
         noise(),
-        ladder(),
+        harness::hypothesis::ladder_trials(),
         steps(),
         isolation(),
         switches(),

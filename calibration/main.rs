@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 const REPETITIONS: usize = 20;
 
 fn main() -> ExitCode {
-    if let Some(code) = harness::isolate::child_entry() {
+    if let Some(code) = harness::subprocess::child_entry() {
         return code;
     }
     let settings = Settings::or_exit();

@@ -8,11 +8,11 @@
 //!   counted by verdict.
 
 use crate::expect::Expectation;
-use crate::isolate;
 use crate::job::{Job, Observed, TrialRecord, VariantSpec};
 use crate::ladder::Rung;
 use crate::problem::{shape, DType};
 use crate::stats::Verdict;
+use crate::subprocess;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -133,7 +133,7 @@ const AT_LENGTH: [(&str, &str); 2] = [
 ];
 
 fn run(name: &str, job: &Job, env: &[(&str, &str)]) -> TrialRecord {
-    isolate::run_in_child_with_env(name, job, Duration::from_secs(120), env).record
+    subprocess::run_in_child_with_env(name, job, Duration::from_secs(120), env).record
 }
 
 /// Runs `repetitions` short comparisons of `job`, each in its own process, and counts the verdicts.

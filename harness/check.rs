@@ -5,7 +5,7 @@ use crate::device::Gpu;
 use crate::diag::HangWatch;
 use crate::error::Result;
 use crate::memory::DeviceBuffer;
-use crate::operands::{Operands, Util};
+use crate::operands::{Operands, UtilKernels};
 use crate::problem::{DType, Tolerance};
 use crate::reference::{Cublas, CublasPath};
 use crate::variant::Variant;
@@ -121,7 +121,7 @@ impl CheckReport {
 /// Checks `variant` on operand set 0 against cublasGemmEx on the same inputs, freshly drawn from `seed`.
 pub fn check(
     gpu: &Gpu,
-    util: &Util,
+    util: &UtilKernels,
     operands: &Operands,
     cublas: &Cublas,
     hang: &HangWatch,

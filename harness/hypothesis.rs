@@ -66,6 +66,21 @@ pub fn ladder_job(rung: Rung, shape_name: &str) -> Job {
     }
 }
 
+/// The ladder: every rung against cuBLAS on the seven standard shapes, each cell pinned to its reference ratio.
+/// The ablations suite and the main job (`cargo run --release`) both build it here.
+pub fn ladder_trials() -> Vec<GpuTrial> {
+    Rung::ALL
+        .iter()
+        .flat_map(|&rung| {
+            crate::problem::standard_shapes().into_iter().map(move |s| {
+                let name = ladder_name(rung, &s.name);
+                let pin = crate::pins::pinned_ratio(&name);
+                GpuTrial::new(&name, ladder_job(rung, &s.name), pin)
+            })
+        })
+        .collect()
+}
+
 /// Correctness of one variant: it must match cuBLAS.
 pub fn correct(name: &str, variant: VariantSpec, shape_name: &str, dtype: DType) -> GpuTrial {
     GpuTrial::new(

@@ -13,7 +13,7 @@ use crate::diag::HangWatch;
 use crate::error::{Error, Result};
 use crate::expect::{Caught, Expectation, Judgement};
 use crate::loadpath::{LoadPathConfig, LoadPathKernel};
-use crate::operands::{rotation_sets, Operands, Seeds, Util};
+use crate::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::problem::{DType, Shape};
 use crate::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
 use crate::settings::Settings;
@@ -266,7 +266,7 @@ impl TrialRecord {
 }
 
 /// The per-process state every GPU job starts from.
-struct Bench {
+struct TrialContext {
     gpu: Gpu,
     hang: HangWatch,
     settings: Settings,
@@ -280,13 +280,13 @@ pub fn run(name: &str, job: &Job) -> TrialRecord {
         let gpu = Gpu::open()?;
         let hang = HangWatch::new(&gpu)?;
         let seeds = Seeds::new(settings.seed);
-        let bench = Bench {
+        let ctx = TrialContext {
             gpu,
             hang,
             settings,
             seeds,
         };
-        run_on(&bench, name, job)
+        run_on(&ctx, name, job)
     }) {
         Ok(r) => r,
         Err(e) => TrialRecord::new(name, job, Observed::from_error(e)),
@@ -295,74 +295,74 @@ pub fn run(name: &str, job: &Job) -> TrialRecord {
     record
 }
 
-fn run_on(bench: &Bench, name: &str, job: &Job) -> Result<TrialRecord> {
+fn run_on(ctx: &TrialContext, name: &str, job: &Job) -> Result<TrialRecord> {
     match job {
         Job::Compare {
             baseline,
             candidate,
             shape,
             dtype,
-        } => compare_job(bench, name, job, [baseline, candidate], shape, *dtype),
+        } => compare_job(ctx, name, job, [baseline, candidate], shape, *dtype),
         Job::Sweep {
             points,
             shape,
             dtype,
-        } => sweep_job(bench, name, job, points, shape, *dtype),
+        } => sweep_job(ctx, name, job, points, shape, *dtype),
         Job::Check {
             variant,
             shape,
             dtype,
-        } => check_job(bench, name, job, variant, shape, *dtype),
-        Job::CublasVsCpu { dtype } => cublas_vs_cpu(bench, name, job, *dtype),
+        } => check_job(ctx, name, job, variant, shape, *dtype),
+        Job::CublasVsCpu { dtype } => cublas_vs_cpu(ctx, name, job, *dtype),
     }
 }
 
 /// One side of a comparison, built and bound to one set of operands.
-enum Built<'a> {
+enum BoundVariant<'a> {
     Cublas,
     Gemm(GemmKernel<'a>),
     LoadPath(LoadPathKernel<'a>),
 }
 
-impl<'a> Built<'a> {
-    fn new(bench: &'a Bench, spec: &VariantSpec, ops: &'a Operands) -> Result<Built<'a>> {
+impl<'a> BoundVariant<'a> {
+    fn new(
+        ctx: &'a TrialContext,
+        spec: &VariantSpec,
+        ops: &'a Operands,
+    ) -> Result<BoundVariant<'a>> {
         Ok(match spec {
-            VariantSpec::Cublas => Built::Cublas,
+            VariantSpec::Cublas => BoundVariant::Cublas,
             VariantSpec::Gemm { name, config } => {
-                Built::Gemm(GemmKernel::new(&bench.gpu, name, config, ops, &bench.hang)?)
+                BoundVariant::Gemm(GemmKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
             }
-            VariantSpec::LoadPath { name, config } => Built::LoadPath(LoadPathKernel::new(
-                &bench.gpu,
-                name,
-                config,
-                ops,
-                &bench.hang,
-            )?),
+            VariantSpec::LoadPath { name, config } => {
+                BoundVariant::LoadPath(LoadPathKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
+            }
         })
     }
 
     /// The variant, where cuBLAS is only built when one side needs it.
     fn variant<'b>(&'b self, cublas: Option<&'b Cublas>) -> Result<&'b dyn Variant> {
         match (self, cublas) {
-            (Built::Cublas, Some(c)) => Ok(c),
-            (Built::Cublas, None) => Err(Error::Other(
+            (BoundVariant::Cublas, Some(c)) => Ok(c),
+            (BoundVariant::Cublas, None) => Err(Error::Other(
                 "internal: a cuBLAS side without a cuBLAS handle".into(),
             )),
-            (Built::Gemm(k), _) => Ok(k),
-            (Built::LoadPath(k), _) => Ok(k),
+            (BoundVariant::Gemm(k), _) => Ok(k),
+            (BoundVariant::LoadPath(k), _) => Ok(k),
         }
     }
 
     /// Checks the variant (GEMMs against cuBLAS, load paths by checksum); the record says what was found.
     fn checked_record(
         &self,
-        bench: &Bench,
-        util: &Util,
+        ctx: &TrialContext,
+        util: &UtilKernels,
         ops: &Operands,
         cublas: &Cublas,
         spec: &VariantSpec,
     ) -> Result<VariantRecord> {
-        let gpu = &bench.gpu;
+        let gpu = &ctx.gpu;
         let record = |label: String, k: Option<&GemmKernel>| VariantRecord {
             name: spec.name(),
             label,
@@ -375,8 +375,8 @@ impl<'a> Built<'a> {
             checksum: None,
         };
         Ok(match self {
-            Built::Cublas => record(cublas.label(), None),
-            Built::Gemm(k) => {
+            BoundVariant::Cublas => record(cublas.label(), None),
+            BoundVariant::Gemm(k) => {
                 let mut r = record(k.label(), Some(k));
                 if k.config.computes_gemm() || k.config.fault.is_some() {
                     r.check = Some(check::check(
@@ -384,14 +384,14 @@ impl<'a> Built<'a> {
                         util,
                         ops,
                         cublas,
-                        &bench.hang,
+                        &ctx.hang,
                         k,
-                        bench.seeds.next(),
+                        ctx.seeds.next(),
                     )?);
                 }
                 r
             }
-            Built::LoadPath(k) => {
+            BoundVariant::LoadPath(k) => {
                 let mut r = record(k.label(), None);
                 r.checksum = Some(k.check(gpu, util)?);
                 r
@@ -401,7 +401,7 @@ impl<'a> Built<'a> {
 
     fn warnings(&self) -> Vec<String> {
         match self {
-            Built::Gemm(k) => k
+            BoundVariant::Gemm(k) => k
                 .report
                 .warnings
                 .iter()
@@ -504,8 +504,8 @@ pub fn choose_cublas_path(
 /// is wrong (if anything).
 #[allow(clippy::type_complexity)]
 fn check_all(
-    bench: &Bench,
-    util: &Util,
+    ctx: &TrialContext,
+    util: &UtilKernels,
     shape: &Shape,
     dtype: DType,
     specs: &[&VariantSpec],
@@ -515,10 +515,10 @@ fn check_all(
     Vec<String>,
     Option<(Caught, String)>,
 )> {
-    let ops = Operands::new(&bench.gpu, util, shape, dtype, 1, bench.seeds.next())?;
-    let mut cublas = Cublas::new(&bench.gpu, &ops)?;
+    let ops = Operands::new(&ctx.gpu, util, shape, dtype, 1, ctx.seeds.next())?;
+    let mut cublas = Cublas::new(&ctx.gpu, &ops)?;
     let path = if specs.iter().any(|s| **s == VariantSpec::Cublas) {
-        choose_cublas_path(&bench.gpu, &cublas, shape, dtype)?
+        choose_cublas_path(&ctx.gpu, &cublas, shape, dtype)?
     } else {
         CublasPath::GemmEx
     };
@@ -527,8 +527,8 @@ fn check_all(
     let mut warnings = Vec::new();
     let mut wrong = None;
     for spec in specs {
-        let built = Built::new(bench, spec, &ops)?;
-        let r = built.checked_record(bench, util, &ops, &cublas, spec)?;
+        let built = BoundVariant::new(ctx, spec, &ops)?;
+        let r = built.checked_record(ctx, util, &ops, &cublas, spec)?;
         warnings.extend(built.warnings());
         if wrong.is_none() {
             wrong = problem(&r);
@@ -546,39 +546,36 @@ struct RoundMemory {
 }
 
 fn round_memory(
-    bench: &Bench,
-    util: &Util,
+    ctx: &TrialContext,
+    util: &UtilKernels,
     shape: &Shape,
     dtype: DType,
     sets: usize,
 ) -> Result<RoundMemory> {
-    let seed = bench.seeds.next();
+    let seed = ctx.seeds.next();
     let spacer_mb = 2 * (crate::operands::mix(seed, 99) % 32) as usize;
     let spacer = if spacer_mb > 0 {
-        Some(crate::memory::DeviceBuffer::new(
-            &bench.gpu,
-            spacer_mb << 20,
-        )?)
+        Some(crate::memory::DeviceBuffer::new(&ctx.gpu, spacer_mb << 20)?)
     } else {
         None
     };
     Ok(RoundMemory {
         _spacer: spacer,
-        ops: Operands::new(&bench.gpu, util, shape, dtype, sets, seed)?,
+        ops: Operands::new(&ctx.gpu, util, shape, dtype, sets, seed)?,
     })
 }
 
 /// Times `specs[1]` against `specs[0]` in rounds on fresh operands until the rule decides.
 fn compare_in_rounds(
-    bench: &Bench,
-    util: &Util,
+    ctx: &TrialContext,
+    util: &UtilKernels,
     shape: &Shape,
     dtype: DType,
     specs: [&VariantSpec; 2],
     path: CublasPath,
 ) -> Result<Comparison> {
-    let gpu = &bench.gpu;
-    let settings = &bench.settings;
+    let gpu = &ctx.gpu;
+    let settings = &ctx.settings;
     let sets = rotation_sets(shape, gpu.info.l2_bytes);
     let needs_cublas = specs.iter().any(|s| **s == VariantSpec::Cublas);
     let started = Instant::now();
@@ -589,7 +586,7 @@ fn compare_in_rounds(
         let index = rounds.len();
         let fresh = match (&held, settings.fresh_operands) {
             (Some(_), false) => None,
-            _ => Some(round_memory(bench, util, shape, dtype, sets)?),
+            _ => Some(round_memory(ctx, util, shape, dtype, sets)?),
         };
         let mem = fresh
             .as_ref()
@@ -603,13 +600,13 @@ fn compare_in_rounds(
                 None
             };
             let (a, b) = (
-                Built::new(bench, specs[0], ops)?,
-                Built::new(bench, specs[1], ops)?,
+                BoundVariant::new(ctx, specs[0], ops)?,
+                BoundVariant::new(ctx, specs[1], ops)?,
             );
             let (va, vb) = (a.variant(cublas.as_ref())?, b.variant(cublas.as_ref())?);
             if index == 0 {
                 timing::warm_up(gpu, [va, vb], sets, settings.timing.warmup_ms)
-                    .map_err(|e| bench.hang.explain(e))?;
+                    .map_err(|e| ctx.hang.explain(e))?;
             }
             let where_ = RoundOperands {
                 seed: ops.seed,
@@ -625,7 +622,7 @@ fn compare_in_rounds(
                 settings.stats.pairs_per_round,
                 &settings.timing,
             )
-            .map_err(|e| bench.hang.explain(e))?
+            .map_err(|e| ctx.hang.explain(e))?
         };
         // The previous round's operands are freed only now, after this round's were allocated elsewhere.
         if fresh.is_some() {
@@ -725,7 +722,7 @@ fn landed(spec: &VariantSpec, shape: &Shape) -> Option<f64> {
 }
 
 fn compare_job(
-    bench: &Bench,
+    ctx: &TrialContext,
     name: &str,
     job: &Job,
     specs: [&VariantSpec; 2],
@@ -735,8 +732,8 @@ fn compare_job(
     // Both variants are validated before any allocation or launch.
     specs[0].validate(shape)?;
     specs[1].validate(shape)?;
-    let util = Util::new(&bench.gpu, dtype)?;
-    let (mut records, path, warnings, wrong) = check_all(bench, &util, shape, dtype, &specs)?;
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let (mut records, path, warnings, wrong) = check_all(ctx, &util, shape, dtype, &specs)?;
     let base = |observed| TrialRecord {
         shape: Some(shape.clone()),
         dtype: Some(dtype),
@@ -750,7 +747,7 @@ fn compare_job(
             ..base(Observed::Wrong { caught, message })
         });
     }
-    let cmp = compare_in_rounds(bench, &util, shape, dtype, specs, path)?;
+    let cmp = compare_in_rounds(ctx, &util, shape, dtype, specs, path)?;
     with_time(
         &mut records[0],
         cmp.baseline_median_us,
@@ -766,21 +763,21 @@ fn compare_job(
     let mut record = base(Observed::Compared(cmp.estimate.clone()));
     record
         .flags
-        .extend(flags_for(&cmp, bench.settings.noise_floor));
+        .extend(flags_for(&cmp, ctx.settings.noise_floor));
     record.variants = records;
     record.comparison = Some(cmp);
     Ok(record)
 }
 
 fn sweep_job(
-    bench: &Bench,
+    ctx: &TrialContext,
     name: &str,
     job: &Job,
     points: &[VariantSpec],
     shape: &Shape,
     dtype: DType,
 ) -> Result<TrialRecord> {
-    let util = Util::new(&bench.gpu, dtype)?;
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut runnable: Vec<(usize, &VariantSpec)> = Vec::new();
     for spec in points {
@@ -801,7 +798,7 @@ fn sweep_job(
         });
     }
     let specs: Vec<&VariantSpec> = runnable.iter().map(|(_, s)| *s).collect();
-    let (records, path, mut flags, wrong) = check_all(bench, &util, shape, dtype, &specs)?;
+    let (records, path, mut flags, wrong) = check_all(ctx, &util, shape, dtype, &specs)?;
     for ((row, _), r) in runnable.iter().zip(&records) {
         rows[*row].max_abs_err = r.check.as_ref().map(|c| c.max_abs_err);
     }
@@ -823,9 +820,9 @@ fn sweep_job(
         if i == 0 {
             rows[prev_row].relative_time = Some(1.0);
         }
-        let cmp = compare_in_rounds(bench, &util, shape, dtype, [prev, spec], path)?;
+        let cmp = compare_in_rounds(ctx, &util, shape, dtype, [prev, spec], path)?;
         flags.extend(
-            flags_for(&cmp, bench.settings.noise_floor)
+            flags_for(&cmp, ctx.settings.noise_floor)
                 .into_iter()
                 .map(|f| format!("{}: {f}", rows[row].point)),
         );
@@ -856,7 +853,7 @@ fn sweep_job(
 }
 
 fn check_job(
-    bench: &Bench,
+    ctx: &TrialContext,
     name: &str,
     job: &Job,
     variant: &VariantSpec,
@@ -872,14 +869,14 @@ fn check_job(
             )));
         }
     }
-    let util = Util::new(&bench.gpu, dtype)?;
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let base = |observed| TrialRecord {
         shape: Some(shape.clone()),
         dtype: Some(dtype),
         ..TrialRecord::new(name, job, observed)
     };
     let started = Instant::now();
-    match check_all(bench, &util, shape, dtype, &[variant]) {
+    match check_all(ctx, &util, shape, dtype, &[variant]) {
         Ok((records, _, flags, wrong)) => {
             let observed = match wrong {
                 Some((caught, message)) => Observed::Wrong { caught, message },
@@ -900,16 +897,16 @@ fn check_job(
     }
 }
 
-fn cublas_vs_cpu(bench: &Bench, name: &str, job: &Job, dtype: DType) -> Result<TrialRecord> {
-    let gpu = &bench.gpu;
-    let util = Util::new(gpu, dtype)?;
+fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Result<TrialRecord> {
+    let gpu = &ctx.gpu;
+    let util = UtilKernels::new(gpu, dtype)?;
     let mut lines = Vec::new();
     let mut passed = true;
     for shape in [
         Shape::new("small_a", 64, 128, 64),
         Shape::new("small_b", 192, 256, 320),
     ] {
-        let ops = Operands::new(gpu, &util, &shape, dtype, 1, bench.seeds.next())?;
+        let ops = Operands::new(gpu, &util, &shape, dtype, 1, ctx.seeds.next())?;
         let cublas = Cublas::new(gpu, &ops)?;
         for path in [CublasPath::GemmEx, CublasPath::Lt(0)] {
             ops.sets[0].poison(gpu, dtype)?;

@@ -3,7 +3,7 @@
 //! configuration is validated and compiled (config.rs, source.rs, compile.rs) -> operands are allocated and
 //! filled (operands.rs) -> each variant is checked against cuBLAS (check.rs, reference.rs) -> the variants are
 //! timed interleaved (timing.rs) -> statistics give a verdict (stats.rs) -> the trial passes or fails and the run
-//! is written out (results.rs). Each GPU trial runs in its own process (isolate.rs, suite.rs).
+//! is written out (results.rs). Each GPU trial runs in its own process (subprocess.rs, suite.rs).
 
 pub mod agreement;
 pub mod calibration;
@@ -15,7 +15,6 @@ pub mod diag;
 pub mod error;
 pub mod expect;
 pub mod hypothesis;
-pub mod isolate;
 pub mod job;
 pub mod ladder;
 pub mod launch;
@@ -33,6 +32,7 @@ pub mod results;
 pub mod settings;
 pub mod source;
 pub mod stats;
+pub mod subprocess;
 pub mod suite;
 pub mod timing;
 pub mod tma;

@@ -8,7 +8,7 @@ use crate::diag::HangWatch;
 use crate::error::{config_err, Result};
 use crate::launch::{launch, Kernel, LaunchShape};
 use crate::memory::DeviceBuffer;
-use crate::operands::{Operands, Util};
+use crate::operands::{Operands, UtilKernels};
 use crate::problem::{DType, Shape};
 use crate::source;
 use crate::tma::{self, TmaDesc, TmaParams};
@@ -183,7 +183,7 @@ impl<'a> LoadPathKernel<'a> {
     }
 
     /// Runs the checksum build once on set 0 and compares with what the tiles it loads must sum to.
-    pub fn check(&self, gpu: &Gpu, util: &Util) -> Result<(u64, u64)> {
+    pub fn check(&self, gpu: &Gpu, util: &UtilKernels) -> Result<(u64, u64)> {
         let s = &self.operands.shape;
         let set = &self.operands.sets[0];
         self.checksum.zero(gpu)?;

@@ -12,7 +12,7 @@
 use harness::job::{Job, TrialRecord, VariantSpec};
 use harness::results::{Environment, RunFile};
 use harness::settings::Settings;
-use harness::{device, isolate, source, DType, Rung};
+use harness::{device, source, subprocess, DType, Rung};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -45,7 +45,7 @@ fn resolved(rung: Rung, dtype: DType) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = isolate::child_entry() {
+    if let Some(code) = subprocess::child_entry() {
         return code;
     }
     let settings = Settings::or_exit();
@@ -159,17 +159,16 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
     }
     let shapes = harness::problem::standard_shapes();
     let mut records: Vec<TrialRecord> = Vec::new();
-    for rung in Rung::ALL {
-        for shape in &shapes {
-            let name = format!("{}::{}", rung.name(), shape.name);
-            if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
-                continue;
-            }
-            let job = harness::hypothesis::ladder_job(rung, &shape.name);
-            let r = isolate::run_in_child(&format!("ladder::{name}"), &job, deadline).record;
-            eprintln!("{name}: {}", cell(&r));
-            records.push(r);
+    for trial in harness::hypothesis::ladder_trials() {
+        let name = trial.name.trim_start_matches("ladder::").to_string();
+        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
+            continue;
         }
+        let r = subprocess::run_in_child(&trial.name, &trial.job, deadline)
+            .record
+            .judged(&trial.expectation);
+        eprintln!("{name}: {} ({})", cell(&r), r.judgement);
+        records.push(r);
     }
     print_table(&records, &shapes);
     let file = RunFile {
@@ -189,8 +188,10 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
 fn cell(r: &TrialRecord) -> String {
     let kernel = r.variants.get(1);
     let err = kernel.and_then(|v| v.check.as_ref()).map(|c| c.max_abs_err);
+    // A cell that moved beyond its pinned ratio is marked, so a regression shows in the table.
+    let mark = if r.passed { "" } else { " (!)" };
     match (kernel.and_then(|v| v.median_us), r.speedup(), err) {
-        (Some(us), Some(s), Some(e)) => format!("{us:.1} us {s:.2}x err {e:.3}"),
+        (Some(us), Some(s), Some(e)) => format!("{us:.1} us {s:.2}x err {e:.3}{mark}"),
         _ => {
             let why = match &r.observed {
                 harness::job::Observed::Wrong { message, .. } => message.clone(),
@@ -206,7 +207,8 @@ fn cell(r: &TrialRecord) -> String {
 }
 
 fn print_table(records: &[TrialRecord], shapes: &[harness::Shape]) {
-    println!("\nLadder vs cuBLAS (fp16; time per GEMM, speed relative to cuBLAS, max abs error vs cuBLAS)\n");
+    println!("\nLadder vs cuBLAS (fp16; time per GEMM, speed relative to cuBLAS, max abs error vs cuBLAS;");
+    println!("(!) marks a cell whose ratio to cuBLAS moved beyond its pinned value)\n");
     print!("{:<22}", "rung");
     for s in shapes {
         print!(" | {:<26}", s.name);
@@ -291,7 +293,7 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
             parsed[0].name(),
             shape.name
         );
-        let mut r = isolate::run_in_child(&name, &job, deadline).record;
+        let mut r = subprocess::run_in_child(&name, &job, deadline).record;
         r.judgement = match &r.observed {
             harness::job::Observed::Compared(e) => e.summary(),
             o => format!("no verdict: {}", o.kind()),

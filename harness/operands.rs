@@ -53,7 +53,7 @@ pub fn mix(seed: u64, i: u64) -> u64 {
 pub const GUARD_PATTERN: u16 = 0x5A5A;
 
 /// Utility kernels compiled for one data type.
-pub struct Util {
+pub struct UtilKernels {
     fill: Kernel,
     compare: Kernel,
     check_guard: Kernel,
@@ -61,11 +61,11 @@ pub struct Util {
     sm_count: u32,
 }
 
-impl Util {
-    pub fn new(gpu: &Gpu, dtype: DType) -> Result<Util> {
+impl UtilKernels {
+    pub fn new(gpu: &Gpu, dtype: DType) -> Result<UtilKernels> {
         let program = source::program(&source::util_defines(dtype), source::UTIL);
         let compiled = compile::compile(&format!("util_{}", dtype.name()), &program)?;
-        Ok(Util {
+        Ok(UtilKernels {
             fill: Kernel::load(gpu, &compiled, "fill_uniform")?,
             compare: Kernel::load(gpu, &compiled, "compare")?,
             check_guard: Kernel::load(gpu, &compiled, "check_guard")?,
@@ -147,7 +147,7 @@ impl OperandSet {
             .fill_u16_range(gpu, self.guard_before, self.c_elems, dtype.nan_bits())
     }
     /// 16-bit words of the guard bands that something wrote over.
-    pub fn guard_damage(&self, gpu: &Gpu, util: &Util) -> Result<u64> {
+    pub fn guard_damage(&self, gpu: &Gpu, util: &UtilKernels) -> Result<u64> {
         let before = util.guard_damage(gpu, self.c_alloc.ptr(), self.guard_before)?;
         let after = util.guard_damage(gpu, self.c() + 2 * self.c_elems as u64, self.guard_after)?;
         Ok(before + after)
@@ -175,7 +175,7 @@ impl Operands {
     /// 256-row tile beyond the matrix, where a tile placed one matrix too far down would land.
     pub fn new(
         gpu: &Gpu,
-        util: &Util,
+        util: &UtilKernels,
         shape: &Shape,
         dtype: DType,
         sets: usize,
@@ -209,7 +209,7 @@ impl Operands {
     }
 
     /// Draws fresh random A and B for set `i` from `seed` (before each correctness check).
-    pub fn refill(&self, gpu: &Gpu, util: &Util, i: usize, seed: u64) -> Result<()> {
+    pub fn refill(&self, gpu: &Gpu, util: &UtilKernels, i: usize, seed: u64) -> Result<()> {
         let s = &self.sets[i];
         util.fill_random(gpu, s.a.ptr(), self.shape.m * self.shape.k, mix(seed, 0))?;
         util.fill_random(gpu, s.b.ptr(), self.shape.n * self.shape.k, mix(seed, 1))

@@ -5,11 +5,11 @@
 use crate::agreement;
 use crate::device;
 use crate::expect::Expectation;
-use crate::isolate;
-use crate::job::{Job, Observed, TrialRecord, VariantSpec};
+use crate::job::{Job, TrialRecord, VariantSpec};
 use crate::problem::DType;
 use crate::results::{Environment, RunFile};
 use crate::settings::Settings;
+use crate::subprocess;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -219,7 +219,7 @@ fn run_trial(
         .unwrap_or_default();
     (0..repeat)
         .map(|i| {
-            let outcome = isolate::run_in_child_with_env(name, job, deadline, &env);
+            let outcome = subprocess::run_in_child_with_env(name, job, deadline, &env);
             let extra: Vec<&str> = outcome
                 .output
                 .lines()
@@ -240,7 +240,7 @@ fn run_trial(
 
 /// Runs the target's trials and writes the results file; call from the target's `main`.
 pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> ExitCode {
-    if let Some(code) = isolate::child_entry() {
+    if let Some(code) = subprocess::child_entry() {
         return code;
     }
     let settings = Settings::or_exit();
@@ -319,12 +319,4 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         }
     }
     conclusion.exit_code()
-}
-
-/// True if a record ended without a measurement (for the ladder's table).
-pub fn is_failure(r: &TrialRecord) -> bool {
-    matches!(
-        r.observed,
-        Observed::Error(_) | Observed::Hang(_) | Observed::HostTimeout(_) | Observed::Wrong { .. }
-    )
 }
