@@ -6,9 +6,9 @@
 //!
 //! `cargo test --release --test ablations -- swizzle` runs every trial whose name contains "swizzle".
 
-use harness::expect::{Caught, Expect, Expectation};
-use harness::hypothesis::{compare, configs, correct, expect_verdict};
-use harness::pins::{pinned, pinned_unsettled, seed_or_pinned};
+use harness::trial::expect::{Caught, Expect, Expectation};
+use harness::trial::hypothesis::{compare, configs, correct, expect_verdict};
+use harness::trial::pins::{pinned, pinned_unsettled, seed_or_pinned};
 use harness::{
     shape, DType, Fault, GemmConfig, GpuTrial, Job, Raster, Rung, Swizzle, VariantSpec, Verdict,
 };
@@ -69,7 +69,7 @@ fn steps() -> Vec<GpuTrial> {
     for pair in Rung::ALL.windows(2) {
         let (below, rung) = (pair[0], pair[1]);
         let word = rung.name().split_once('_').unwrap().1.to_string();
-        for shape in harness::problem::seed_table_shapes() {
+        for shape in harness::kernel::problem::seed_table_shapes() {
             let s = shape.name.as_str();
             let name = format!("ablation::{word}::{s}");
             let expectation = match seed_step_verdict(rung, s) {
@@ -345,7 +345,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
     [
         reference_and_dtypes(),
         noise(),
-        harness::hypothesis::ladder_trials(),
+        harness::trial::hypothesis::ladder_trials(),
         steps(),
         isolation(),
         switches(),
@@ -361,7 +361,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
 
 fn main() -> ExitCode {
     let gpu = gpu_trials();
-    let mut cpu = harness::suite::compile_trials(&gpu);
-    cpu.extend(harness::replay::trials("ablations", &gpu));
-    harness::suite::main("ablations", gpu, cpu)
+    let mut cpu = harness::trial::suite::compile_trials(&gpu);
+    cpu.extend(harness::trial::replay::trials("ablations", &gpu));
+    harness::trial::suite::main("ablations", gpu, cpu)
 }

@@ -7,11 +7,11 @@
 //!   effect measured at length, then 20 short comparisons of each;
 //! - `calibration::simulated`: the rule's operating characteristics by simulation (CPU), for comparison.
 
-use harness::calibration::{a_a, expectation, judge_row, slowdowns, CalibrationRow};
-use harness::job::TrialRecord;
-use harness::oc::{simulate, Scenario};
-use harness::results::{Environment, RunFile};
+use harness::measure::oc::{simulate, Scenario};
+use harness::report::results::{Environment, RunFile};
 use harness::settings::Settings;
+use harness::trial::calibration::{a_a, expectation, judge_row, slowdowns, CalibrationRow};
+use harness::trial::job::TrialRecord;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 const REPETITIONS: usize = 20;
 
 fn main() -> ExitCode {
-    if let Some(code) = harness::subprocess::child_entry() {
+    if let Some(code) = harness::trial::subprocess::child_entry() {
         return code;
     }
     let settings = Settings::or_exit();
@@ -28,7 +28,7 @@ fn main() -> ExitCode {
     let available = Arc::new(if args.list {
         Ok(())
     } else {
-        harness::device::hopper_available().map(|_| ())
+        harness::gpu::device::hopper_available().map(|_| ())
     });
     let file = Arc::new(Mutex::new(RunFile {
         suite: "calibration".into(),
@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         },
         expectation(),
     );
-    let mut trials: Vec<Trial> = harness::suite::compile_trials(&[spin]);
+    let mut trials: Vec<Trial> = harness::trial::suite::compile_trials(&[spin]);
     for (name, body) in gpu {
         let (available, file) = (available.clone(), file.clone());
         trials.push(
@@ -125,7 +125,7 @@ fn main() -> ExitCode {
         }
         Ok(())
     }));
-    let replay_file = harness::replay::reference_runs("calibration");
+    let replay_file = harness::trial::replay::reference_runs("calibration");
     trials.push(Trial::test("replay::calibration", move || {
         if replay_file.is_empty() {
             return Err(Failed::from(

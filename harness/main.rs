@@ -9,10 +9,13 @@
 //!   gemm-ablate device                  what the GPU is
 //!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
 
-use harness::job::{Job, TrialRecord, VariantSpec};
-use harness::results::{Environment, RunFile};
+use harness::gpu::device;
+use harness::kernel::source;
+use harness::report::results::{Environment, RunFile};
 use harness::settings::Settings;
-use harness::{device, source, subprocess, DType, Rung};
+use harness::trial::job::{Job, TrialRecord, VariantSpec};
+use harness::trial::subprocess;
+use harness::{DType, Rung};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -137,12 +140,12 @@ fn agree(files: &[String]) -> ExitCode {
             }
         }
     }
-    let rows = harness::agreement::by_trial(&records);
+    let rows = harness::report::agreement::by_trial(&records);
     if rows.is_empty() {
         eprintln!("no comparison trial appears more than once in these files");
         return ExitCode::from(2);
     }
-    harness::agreement::print_report(&rows);
+    harness::report::agreement::print_report(&rows);
     if rows.iter().all(|r| r.verdicts_agree && r.intervals_overlap) {
         ExitCode::SUCCESS
     } else {
@@ -157,9 +160,9 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
         eprintln!("(`gemm-ablate show RUNG`, `diff` and `list` work anywhere; `cargo test --release` runs the CPU tests.)");
         return ExitCode::FAILURE;
     }
-    let shapes = harness::problem::standard_shapes();
+    let shapes = harness::kernel::problem::standard_shapes();
     let mut records: Vec<TrialRecord> = Vec::new();
-    for trial in harness::hypothesis::ladder_trials() {
+    for trial in harness::trial::hypothesis::ladder_trials() {
         let name = trial.name.trim_start_matches("ladder::").to_string();
         if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
             continue;
@@ -194,10 +197,10 @@ fn cell(r: &TrialRecord) -> String {
         (Some(us), Some(s), Some(e)) => format!("{us:.1} us {s:.2}x err {e:.3}{mark}"),
         _ => {
             let why = match &r.observed {
-                harness::job::Observed::Wrong { message, .. } => message.clone(),
-                harness::job::Observed::Hang(m)
-                | harness::job::Observed::HostTimeout(m)
-                | harness::job::Observed::Error(m) => m.clone(),
+                harness::trial::job::Observed::Wrong { message, .. } => message.clone(),
+                harness::trial::job::Observed::Hang(m)
+                | harness::trial::job::Observed::HostTimeout(m)
+                | harness::trial::job::Observed::Error(m) => m.clone(),
                 o => o.kind().to_string(),
             };
             let first = why.lines().next().unwrap_or("");
@@ -252,15 +255,15 @@ fn spec(s: &str) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);
     }
-    harness::ladder::parse_spec(s)
+    harness::kernel::ladder::parse_spec(s)
         .and_then(|c| c.validate().map(|_| VariantSpec::gemm(s, c)))
         .map_err(|e| e.to_string())
 }
 
 /// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.
 fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
-    let Some(shape) = harness::problem::find_shape(shape_name) else {
-        let names: Vec<String> = harness::problem::named_shapes()
+    let Some(shape) = harness::kernel::problem::find_shape(shape_name) else {
+        let names: Vec<String> = harness::kernel::problem::named_shapes()
             .into_iter()
             .map(|s| s.name)
             .collect();
@@ -295,12 +298,12 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
         );
         let mut r = subprocess::run_in_child(&name, &job, deadline).record;
         r.judgement = match &r.observed {
-            harness::job::Observed::Compared(e) => e.summary(),
+            harness::trial::job::Observed::Compared(e) => e.summary(),
             o => format!("no verdict: {}", o.kind()),
         };
-        r.passed = matches!(r.observed, harness::job::Observed::Compared(_));
+        r.passed = matches!(r.observed, harness::trial::job::Observed::Compared(_));
         println!("{name}");
-        harness::suite::print_record(&r);
+        harness::trial::suite::print_record(&r);
         records.push(r);
     }
     let file = RunFile {

@@ -2,7 +2,7 @@
 //! variable name nobody reads is an error naming the variable, never a silent default.
 
 use crate::error::{Error, Result};
-use crate::stats::StatsSettings;
+use crate::measure::stats::StatsSettings;
 use serde::{Deserialize, Serialize};
 
 /// How batches are timed inside a round.

@@ -1,10 +1,10 @@
 //! Every bad-input message, checked on the CPU: each names the constraint it enforces, before any launch.
 
-use crate::config::{Raster, Swizzle};
 use crate::error::{CudaContext as _, Error};
-use crate::ladder::{parse_spec, Rung};
-use crate::problem::{shape, DType, Shape};
-use crate::tma;
+use crate::gpu::tma;
+use crate::kernel::config::{Raster, Swizzle};
+use crate::kernel::ladder::{parse_spec, Rung};
+use crate::kernel::problem::{shape, DType, Shape};
 
 fn err(r: crate::error::Result<impl std::fmt::Debug>) -> String {
     r.expect_err("expected an error").to_string()
@@ -103,7 +103,7 @@ fn unsupported_dtype() {
 
 #[test]
 fn no_gpu_at_all() {
-    let m = err(crate::probe::require(&["gemm_ablate_no_such_library"]));
+    let m = err(crate::gpu::probe::require(&["gemm_ablate_no_such_library"]));
     assert!(
         m.contains("no usable GPU") && m.contains("libgemm_ablate_no_such_library"),
         "{m}"
@@ -129,7 +129,7 @@ fn invalid_switch_combinations_name_the_rule() {
         .validate())
     .contains("needs tile_k = 64"));
     assert!(err(Rung::TwoConsumers.config().with_pingpong(true).validate()).contains("persistent"));
-    let wide = crate::config::GemmConfig {
+    let wide = crate::kernel::config::GemmConfig {
         wg_m: 128,
         bn: 256,
         ..Rung::Swizzle128.config()

@@ -3,10 +3,10 @@
 //! `cargo test --release --test microbench -- <word>` with word one of load_path, same_tile, mma_only,
 //! epilogue_only, stages, raster.
 
-use harness::expect::{Expect, Expectation};
-use harness::hypothesis::{compare, configs};
-use harness::ladder::parse_spec;
-use harness::pins::{pinned_fastest, seed_or_pinned};
+use harness::kernel::ladder::parse_spec;
+use harness::trial::expect::{Expect, Expectation};
+use harness::trial::hypothesis::{compare, configs};
+use harness::trial::pins::{pinned_fastest, seed_or_pinned};
 use harness::{shape, DType, GpuTrial, Job, LoadPathConfig, Rung, Swizzle, VariantSpec, Verdict};
 use std::process::ExitCode;
 
@@ -274,7 +274,7 @@ fn main() -> ExitCode {
     .into_iter()
     .flatten()
     .collect();
-    let mut cpu = harness::suite::compile_trials(&gpu);
-    cpu.extend(harness::replay::trials("microbench", &gpu));
-    harness::suite::main("microbench", gpu, cpu)
+    let mut cpu = harness::trial::suite::compile_trials(&gpu);
+    cpu.extend(harness::trial::replay::trials("microbench", &gpu));
+    harness::trial::suite::main("microbench", gpu, cpu)
 }

@@ -2,14 +2,14 @@
 //! the same program with its switches resolved (`show`), so that a rung reads alone and a diff between rungs
 //! shows only what changed.
 
-use crate::config::GemmConfig;
 use crate::error::{config_err, Result};
-use crate::problem::DType;
+use crate::kernel::config::GemmConfig;
+use crate::kernel::problem::DType;
 
-pub const PRIMITIVES: &str = include_str!("../kernels/primitives.cuh");
-pub const GEMM: &str = include_str!("../kernels/gemm.cu");
-pub const UTIL: &str = include_str!("../kernels/util.cu");
-pub const LOAD_PATH: &str = include_str!("../kernels/load_path.cu");
+pub const PRIMITIVES: &str = include_str!("../../kernels/primitives.cuh");
+pub const GEMM: &str = include_str!("../../kernels/gemm.cu");
+pub const UTIL: &str = include_str!("../../kernels/util.cu");
+pub const LOAD_PATH: &str = include_str!("../../kernels/load_path.cu");
 
 /// Defines, then the primitives header, then the kernel: what NVRTC compiles.
 pub fn program(defines: &[(&str, String)], kernel: &str) -> String {

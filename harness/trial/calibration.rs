@@ -7,12 +7,12 @@
 //!   length; each one's true effect is then measured once at length (32 rounds), and the short comparisons are
 //!   counted by verdict.
 
-use crate::expect::Expectation;
-use crate::job::{Job, Observed, TrialRecord, VariantSpec};
-use crate::ladder::Rung;
-use crate::problem::{shape, DType};
-use crate::stats::Verdict;
-use crate::subprocess;
+use crate::kernel::ladder::Rung;
+use crate::kernel::problem::{shape, DType};
+use crate::measure::stats::Verdict;
+use crate::trial::expect::Expectation;
+use crate::trial::job::{Job, Observed, TrialRecord, VariantSpec};
+use crate::trial::subprocess;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -178,9 +178,9 @@ fn repeat(
         }
         records.push(r);
     }
-    row.median_half_width_pct = crate::stats::median(&widths);
-    row.median_seconds = crate::stats::median(&seconds);
-    row.median_timing_seconds = crate::stats::median(&timing);
+    row.median_half_width_pct = crate::measure::stats::median(&widths);
+    row.median_seconds = crate::measure::stats::median(&seconds);
+    row.median_timing_seconds = crate::measure::stats::median(&timing);
     row
 }
 
@@ -265,7 +265,7 @@ pub fn slowdowns(
 /// The expectation every calibration trial states (printed with it).
 pub fn expectation() -> Expectation {
     Expectation::hypothesis(
-        crate::expect::Expect::Verdict(Verdict::NoChange),
+        crate::trial::expect::Expect::Verdict(Verdict::NoChange),
         "the rule's simulated error rates hold on the H200: A/A faster/slower in at most 5%; a slowdown of 3% or more called slower in at least 90% and never no change",
     )
 }

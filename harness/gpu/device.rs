@@ -1,8 +1,8 @@
 //! Finding the GPU without panicking, its properties and clocks, and the CUDA context a trial works in.
 
 use crate::error::{CudaContext as _, Error, Result};
-use crate::nvml::Nvml;
-use crate::probe;
+use crate::gpu::nvml::Nvml;
+use crate::gpu::probe;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

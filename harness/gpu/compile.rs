@@ -1,7 +1,7 @@
 //! NVRTC to cubin for sm_90a, cached in memory and on disk, with ptxas's resource report kept beside each cubin.
 
 use crate::error::{Error, Result};
-use crate::probe;
+use crate::gpu::probe;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;

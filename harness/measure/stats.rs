@@ -360,7 +360,7 @@ pub fn median(xs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oc::Rng;
+    use crate::measure::oc::Rng;
 
     /// `rounds` rounds of `per` pairs around ln(ratio) with pair noise `sd` and round offsets `between`.
     fn data(

@@ -1,8 +1,8 @@
 //! Loading compiled kernels and launching them (plain or as clusters) through cuLaunchKernelEx.
 
-use crate::compile::Compiled;
-use crate::device::Gpu;
 use crate::error::{config_err, CudaContext as _, Result};
+use crate::gpu::compile::Compiled;
+use crate::gpu::device::Gpu;
 use cudarc::driver::{sys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 use std::ffi::c_void;

@@ -1,7 +1,7 @@
 //! Each GPU trial runs in a child process of the test binary, with a host-side deadline: a kernel that hangs,
 //! traps or leaves a sticky CUDA error takes down only its own process, and the run goes on.
 
-use crate::job::{Job, Observed, TrialRecord};
+use crate::trial::job::{Job, Observed, TrialRecord};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ pub fn child_entry() -> Option<std::process::ExitCode> {
     let job_json = std::env::var(JOB_ENV).ok()?;
     let name = std::env::var(NAME_ENV).unwrap_or_default();
     let record = match serde_json::from_str::<Job>(&job_json) {
-        Ok(job) => crate::job::run(&name, &job),
+        Ok(job) => crate::trial::job::run(&name, &job),
         Err(e) => TrialRecord::new(
             &name,
             &Job::CublasVsCpu {

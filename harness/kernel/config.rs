@@ -2,7 +2,7 @@
 //! the defines that turn them into code. The switches are read once, in kernels/gemm.cu.
 
 use crate::error::{config_err, Result};
-use crate::problem::{DType, Shape};
+use crate::kernel::problem::{DType, Shape};
 use serde::{Deserialize, Serialize};
 
 /// Shared-memory operand layout: the plain core-matrix layout or one of TMA's swizzles.
@@ -475,7 +475,7 @@ impl GemmConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ladder::Rung;
+    use crate::kernel::ladder::Rung;
 
     #[test]
     fn descriptor_fields_match_the_layouts_verified_on_the_h200() {
@@ -524,20 +524,28 @@ mod tests {
         let top = Rung::top().config();
         assert_eq!(top.stage_bytes(), (64 + 256) * 64 * 2);
         assert_eq!(top.smem_bytes(), 1024 + 4 * 40960 + 2 * 2 * 8192 + 8 * 10);
-        assert_eq!(top.grid(&crate::problem::shape("square4096"), 132), 132);
+        assert_eq!(
+            top.grid(&crate::kernel::problem::shape("square4096"), 132),
+            132
+        );
         let r5 = Rung::TmaEpilogue.config();
-        assert_eq!(r5.grid(&crate::problem::shape("square4096"), 132), 32 * 32);
+        assert_eq!(
+            r5.grid(&crate::kernel::problem::shape("square4096"), 132),
+            32 * 32
+        );
         assert_eq!(
             Rung::Multicast
                 .config()
-                .grid(&crate::problem::shape("decode_attn_out"), 132),
+                .grid(&crate::kernel::problem::shape("decode_attn_out"), 132),
             2 * 64
         );
     }
 
     #[test]
     fn defines_name_every_switch_once() {
-        let d = Rung::top().config().defines(crate::problem::DType::BF16);
+        let d = Rung::top()
+            .config()
+            .defines(crate::kernel::problem::DType::BF16);
         let mut names: Vec<&str> = d.iter().map(|(k, _)| *k).collect();
         names.sort();
         names.dedup();

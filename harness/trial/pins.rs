@@ -9,8 +9,8 @@
 //!
 //! The `replay::` CPU trials test the other direction: the committed runs must satisfy the current expectations.
 
-use crate::expect::{Expect, Expectation};
-use crate::stats::Verdict;
+use crate::measure::stats::Verdict;
+use crate::trial::expect::{Expect, Expectation};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -18,39 +18,39 @@ use std::sync::OnceLock;
 const RUNS: [(&str, &str); 9] = [
     (
         "b9d1c9c/ablations-full-20261130T010413Z",
-        include_str!("../results/h200/b9d1c9c/ablations-full-20261130T010413Z.json"),
+        include_str!("../../results/h200/b9d1c9c/ablations-full-20261130T010413Z.json"),
     ),
     (
         "b9d1c9c/ablations-repeat-20261130T010753Z",
-        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T010753Z.json"),
+        include_str!("../../results/h200/b9d1c9c/ablations-repeat-20261130T010753Z.json"),
     ),
     (
         "b9d1c9c/ablations-repeat-20261130T010842Z",
-        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T010842Z.json"),
+        include_str!("../../results/h200/b9d1c9c/ablations-repeat-20261130T010842Z.json"),
     ),
     (
         "b9d1c9c/ablations-repeat-20261130T010908Z",
-        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T010908Z.json"),
+        include_str!("../../results/h200/b9d1c9c/ablations-repeat-20261130T010908Z.json"),
     ),
     (
         "b9d1c9c/ablations-repeat-20261130T010916Z",
-        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T010916Z.json"),
+        include_str!("../../results/h200/b9d1c9c/ablations-repeat-20261130T010916Z.json"),
     ),
     (
         "b9d1c9c/ablations-repeat-20261130T011004Z",
-        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T011004Z.json"),
+        include_str!("../../results/h200/b9d1c9c/ablations-repeat-20261130T011004Z.json"),
     ),
     (
         "b9d1c9c/ablations-repeat-20261130T011030Z",
-        include_str!("../results/h200/b9d1c9c/ablations-repeat-20261130T011030Z.json"),
+        include_str!("../../results/h200/b9d1c9c/ablations-repeat-20261130T011030Z.json"),
     ),
     (
         "b9d1c9c/ladder-20261130T011437Z",
-        include_str!("../results/h200/b9d1c9c/ladder-20261130T011437Z.json"),
+        include_str!("../../results/h200/b9d1c9c/ladder-20261130T011437Z.json"),
     ),
     (
         "b9d1c9c/microbench-20261130T011047Z",
-        include_str!("../results/h200/b9d1c9c/microbench-20261130T011047Z.json"),
+        include_str!("../../results/h200/b9d1c9c/microbench-20261130T011047Z.json"),
     ),
 ];
 
@@ -94,11 +94,11 @@ impl Reference {
 const CURRENT: [(&str, &str); 2] = [
     (
         "796511a/ablations-20261130T122613Z",
-        include_str!("../results/h200/796511a/ablations-20261130T122613Z.json"),
+        include_str!("../../results/h200/796511a/ablations-20261130T122613Z.json"),
     ),
     (
         "ablations-20261130T123530Z",
-        include_str!("../results/h200/ablations-20261130T123530Z.json"),
+        include_str!("../../results/h200/ablations-20261130T123530Z.json"),
     ),
 ];
 

@@ -2,8 +2,8 @@
 //! same verdict. Fed by `GEMM_ABLATE_REPEAT=N` (each GPU trial in N processes) or by `gemm-ablate agree FILE...`
 //! (records of the same trial across results files).
 
-use crate::job::{Observed, TrialRecord};
-use crate::stats::Verdict;
+use crate::measure::stats::Verdict;
+use crate::trial::job::{Observed, TrialRecord};
 use serde::Serialize;
 
 /// One trial across its runs.
@@ -111,11 +111,11 @@ pub fn print_report(rows: &[AgreementRow]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::Job;
-    use crate::stats::{estimate, StatsSettings};
+    use crate::measure::stats::{estimate, StatsSettings};
+    use crate::trial::job::Job;
 
     fn record(shift: f64) -> TrialRecord {
-        let mut rng = crate::oc::Rng::new(shift.to_bits());
+        let mut rng = crate::measure::oc::Rng::new(shift.to_bits());
         let rounds: Vec<Vec<f64>> = (0..8)
             .map(|_| (0..6).map(|_| shift + 0.005 * rng.normal()).collect())
             .collect();

@@ -1,9 +1,9 @@
 //! Replays the committed reference runs against the current expectations (CPU trials, so CI runs them): an
 //! expectation that its own committed data contradicts fails here, without a GPU.
 
-use crate::expect::judge;
-use crate::results::RunFile;
-use crate::suite::GpuTrial;
+use crate::report::results::RunFile;
+use crate::trial::expect::judge;
+use crate::trial::suite::GpuTrial;
 use libtest_mimic::{Failed, Trial};
 use std::path::PathBuf;
 
@@ -35,7 +35,10 @@ pub fn reference_runs(suite: &str) -> Vec<PathBuf> {
 }
 
 /// Judges every record of a run against the current expectations; returns the disagreements.
-pub fn replay(run: &RunFile, expectations: &[(String, crate::expect::Expect)]) -> Vec<String> {
+pub fn replay(
+    run: &RunFile,
+    expectations: &[(String, crate::trial::expect::Expect)],
+) -> Vec<String> {
     let mut problems = Vec::new();
     for r in &run.trials {
         match expectations.iter().find(|(n, _)| *n == r.name) {
@@ -53,7 +56,7 @@ pub fn replay(run: &RunFile, expectations: &[(String, crate::expect::Expect)]) -
 
 /// One CPU trial per committed run of `suite`.
 pub fn trials(suite: &str, gpu: &[GpuTrial]) -> Vec<Trial> {
-    let expectations: Vec<(String, crate::expect::Expect)> = gpu
+    let expectations: Vec<(String, crate::trial::expect::Expect)> = gpu
         .iter()
         .map(|t| (t.name.clone(), t.expectation.expect.clone()))
         .collect();

@@ -1,7 +1,7 @@
 //! Results files: the environment a run measured in, and every trial's record, as JSON.
 
-use crate::device::DeviceInfo;
-use crate::job::TrialRecord;
+use crate::gpu::device::DeviceInfo;
+use crate::trial::job::TrialRecord;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -21,14 +21,14 @@ pub struct Environment {
 impl Environment {
     pub fn capture() -> Environment {
         Environment {
-            device: crate::device::query(0).ok(),
+            device: crate::gpu::device::query(0).ok(),
             commit: env!("GEMM_ABLATE_COMMIT").to_string(),
             date: utc_now(),
             host: std::fs::read_to_string("/etc/hostname")
                 .map(|s| s.trim().to_string())
                 .unwrap_or_default(),
-            nvrtc: crate::probe::nvrtc_available()
-                .then(crate::compile::nvrtc_version_string)
+            nvrtc: crate::gpu::probe::nvrtc_available()
+                .then(crate::gpu::compile::nvrtc_version_string)
                 .flatten(),
             settings: std::env::vars()
                 .filter(|(k, _)| {
@@ -48,7 +48,7 @@ pub struct RunFile {
     pub trials: Vec<TrialRecord>,
     /// Calibration runs: the table of true effects against verdict counts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub calibration: Vec<crate::calibration::CalibrationRow>,
+    pub calibration: Vec<crate::trial::calibration::CalibrationRow>,
 }
 
 /// The results directory: GEMM_ABLATE_RESULTS_DIR, or results/ under the current directory.
@@ -117,19 +117,22 @@ mod tests {
     #[test]
     fn results_round_trip_through_json() {
         let rounds: Vec<Vec<f64>> = vec![vec![-1.1, -1.2]; 8];
-        let e = crate::stats::estimate(&rounds, crate::stats::StatsSettings::default());
-        let record = crate::job::TrialRecord {
+        let e = crate::measure::stats::estimate(
+            &rounds,
+            crate::measure::stats::StatsSettings::default(),
+        );
+        let record = crate::trial::job::TrialRecord {
             passed: true,
             judgement: "confirmed".into(),
-            shape: Some(crate::problem::shape("square4096")),
-            dtype: Some(crate::problem::DType::F16),
+            shape: Some(crate::kernel::problem::shape("square4096")),
+            dtype: Some(crate::kernel::problem::DType::F16),
             flags: vec!["a flag".into()],
-            ..crate::job::TrialRecord::new(
+            ..crate::trial::job::TrialRecord::new(
                 "ablation::swizzle::square4096",
-                &crate::job::Job::CublasVsCpu {
-                    dtype: crate::problem::DType::F16,
+                &crate::trial::job::Job::CublasVsCpu {
+                    dtype: crate::kernel::problem::DType::F16,
                 },
-                crate::job::Observed::Compared(e),
+                crate::trial::job::Observed::Compared(e),
             )
         };
         let file = RunFile {

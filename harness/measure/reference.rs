@@ -5,12 +5,12 @@
 //! cuBLAS is column-major: row-major C[M,N] = A[M,K] B[N,K]^T is computed as C^T = B A^T with transa = T on B
 //! (ld K), transb = N on A (ld K) and ldc = N.
 
-use crate::device::Gpu;
 use crate::error::{CudaContext as _, Error, Result};
-use crate::memory::DeviceBuffer;
-use crate::operands::Operands;
-use crate::problem::{DType, Shape};
-use crate::variant::Variant;
+use crate::gpu::device::Gpu;
+use crate::gpu::memory::DeviceBuffer;
+use crate::kernel::problem::{DType, Shape};
+use crate::kernel::variant::Variant;
+use crate::measure::operands::Operands;
 use cudarc::cublas::sys as blas;
 use cudarc::cublaslt::sys as lt;
 use serde::{Deserialize, Serialize};

@@ -1,8 +1,8 @@
 //! Hang diagnoses: the record a kernel's bounded wait writes before it traps, and the sentence it becomes.
 
-use crate::device::Gpu;
 use crate::error::{Error, Result};
-use crate::memory::MappedHost;
+use crate::gpu::device::Gpu;
+use crate::gpu::memory::MappedHost;
 
 /// Mirror of `HangRecord` in kernels/primitives.cuh.
 #[repr(C)]

@@ -1,14 +1,14 @@
 //! Correctness against cuBLAS: fresh random inputs, output poisoned with NaN and fenced by guard bands, then
 //! max error, relative Frobenius error, unwritten outputs and out-of-bounds stores, judged by per-dtype tolerances.
 
-use crate::device::Gpu;
-use crate::diag::HangWatch;
 use crate::error::Result;
-use crate::memory::DeviceBuffer;
-use crate::operands::{Operands, UtilKernels};
-use crate::problem::{DType, Tolerance};
-use crate::reference::{Cublas, CublasPath};
-use crate::variant::Variant;
+use crate::gpu::device::Gpu;
+use crate::gpu::diag::HangWatch;
+use crate::gpu::memory::DeviceBuffer;
+use crate::kernel::problem::{DType, Tolerance};
+use crate::kernel::variant::Variant;
+use crate::measure::operands::{Operands, UtilKernels};
+use crate::measure::reference::{Cublas, CublasPath};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -2,14 +2,14 @@
 //! process, and are ignored (with the reason) where there is no Hopper GPU; CPU trials always run. The parent
 //! judges every record against the trial's expectation, prints it, and writes the run as one results file.
 
-use crate::agreement;
-use crate::device;
-use crate::expect::Expectation;
-use crate::job::{Job, TrialRecord, VariantSpec};
-use crate::problem::DType;
-use crate::results::{Environment, RunFile};
+use crate::gpu::device;
+use crate::kernel::problem::DType;
+use crate::report::agreement;
+use crate::report::results::{Environment, RunFile};
 use crate::settings::Settings;
-use crate::subprocess;
+use crate::trial::expect::Expectation;
+use crate::trial::job::{Job, TrialRecord, VariantSpec};
+use crate::trial::subprocess;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -49,7 +49,7 @@ fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
             }
             vec![(
                 format!("{name}::{}", dtype.name()),
-                crate::source::gemm_program(config, dtype),
+                crate::kernel::source::gemm_program(config, dtype),
             )]
         }
         VariantSpec::LoadPath { name, config } => {
@@ -90,14 +90,14 @@ pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
             }
             seen.push(program.clone());
             trials.push(Trial::ignorable_test(format!("compile::{name}"), move || {
-                if !crate::probe::nvrtc_available() {
+                if !crate::gpu::probe::nvrtc_available() {
                     let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
                     if crate::settings::nvrtc_required() {
                         return Err(Failed::from(format!("GEMM_ABLATE_REQUIRE_NVRTC=1 and {why}")));
                     }
                     return Ok(Completion::ignored_with(why));
                 }
-                let compiled = crate::compile::compile(&name, &program).map_err(|e| Failed::from(e.to_string()))?;
+                let compiled = crate::gpu::compile::compile(&name, &program).map_err(|e| Failed::from(e.to_string()))?;
                 check_resources(&compiled.report).map_err(Failed::from)?;
                 Ok(Completion::Completed)
             }));
@@ -108,7 +108,9 @@ pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
 
 /// A kernel's ptxas report is clean: it was read at all, no spills, no stack, no warning about wgmma
 /// serialization or setmaxnreg.
-pub fn check_resources(report: &crate::compile::ResourceReport) -> std::result::Result<(), String> {
+pub fn check_resources(
+    report: &crate::gpu::compile::ResourceReport,
+) -> std::result::Result<(), String> {
     if report.functions.is_empty() {
         return Err(
             "the ptxas resource report could not be read (no function lines in the NVRTC log): spills and registers are unknown"
@@ -208,7 +210,7 @@ fn run_trial(
 ) -> Vec<TrialRecord> {
     // A pinned ratio is checked to within its tolerance: sample until the interval is comfortably narrower.
     let precision = match expectation.expect {
-        crate::expect::Expect::RatioNear { tolerance, .. } => {
+        crate::trial::expect::Expect::RatioNear { tolerance, .. } => {
             Some(format!("{:.4}", 0.8 * tolerance.ln_1p()))
         }
         _ => None,

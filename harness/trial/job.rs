@@ -5,21 +5,21 @@
 //! round allocates its own operands (held until the next round has allocated its own, so they land elsewhere),
 //! warms up on them and times pairs of batches; the group-sequential rule in stats.rs decides when to stop.
 
-use crate::check::{self, CheckReport};
-use crate::compile::ResourceReport;
-use crate::config::GemmConfig;
-use crate::device::Gpu;
-use crate::diag::HangWatch;
 use crate::error::{Error, Result};
-use crate::expect::{Caught, Expectation, Judgement};
-use crate::loadpath::{LoadPathConfig, LoadPathKernel};
-use crate::operands::{rotation_sets, Operands, Seeds, UtilKernels};
-use crate::problem::{DType, Shape};
-use crate::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
+use crate::gpu::compile::ResourceReport;
+use crate::gpu::device::Gpu;
+use crate::gpu::diag::HangWatch;
+use crate::kernel::config::GemmConfig;
+use crate::kernel::loadpath::{LoadPathConfig, LoadPathKernel};
+use crate::kernel::problem::{DType, Shape};
+use crate::kernel::variant::{GemmKernel, Variant};
+use crate::measure::check::{self, CheckReport};
+use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
+use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
+use crate::measure::stats::{self, Estimate};
+use crate::measure::timing::{self, Comparison, RoundOperands};
 use crate::settings::Settings;
-use crate::stats::{self, Estimate};
-use crate::timing::{self, Comparison, RoundOperands};
-use crate::variant::{GemmKernel, Variant};
+use crate::trial::expect::{Caught, Expectation, Judgement};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -257,7 +257,7 @@ impl TrialRecord {
 
     /// Judges the record against `expectation` and keeps both.
     pub fn judged(mut self, expectation: &Expectation) -> TrialRecord {
-        let Judgement { passed, line } = crate::expect::judge(&expectation.expect, &self);
+        let Judgement { passed, line } = crate::trial::expect::judge(&expectation.expect, &self);
         self.passed = passed;
         self.judgement = line;
         self.expectation = Some(expectation.clone());
@@ -464,7 +464,7 @@ pub fn choose_cublas_path(
         dtype.name(),
         cublas.version()
     );
-    let file = crate::compile::cache_dir().join("cublas-paths.json");
+    let file = crate::gpu::compile::cache_dir().join("cublas-paths.json");
     let mut known: std::collections::BTreeMap<String, CublasPath> = std::fs::read_to_string(&file)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
@@ -495,7 +495,7 @@ pub fn choose_cublas_path(
         }
     }
     known.insert(key, best.1);
-    let _ = std::fs::create_dir_all(crate::compile::cache_dir());
+    let _ = std::fs::create_dir_all(crate::gpu::compile::cache_dir());
     let _ = std::fs::write(&file, serde_json::to_string_pretty(&known)?);
     Ok(best.1)
 }
@@ -541,7 +541,7 @@ fn check_all(
 /// A round's operands: a spacer of random size (so the allocator does not hand back the same range every
 /// other round), then the rotation sets.
 struct RoundMemory {
-    _spacer: Option<crate::memory::DeviceBuffer>,
+    _spacer: Option<crate::gpu::memory::DeviceBuffer>,
     ops: Operands,
 }
 
@@ -553,9 +553,12 @@ fn round_memory(
     sets: usize,
 ) -> Result<RoundMemory> {
     let seed = ctx.seeds.next();
-    let spacer_mb = 2 * (crate::operands::mix(seed, 99) % 32) as usize;
+    let spacer_mb = 2 * (crate::measure::operands::mix(seed, 99) % 32) as usize;
     let spacer = if spacer_mb > 0 {
-        Some(crate::memory::DeviceBuffer::new(&ctx.gpu, spacer_mb << 20)?)
+        Some(crate::gpu::memory::DeviceBuffer::new(
+            &ctx.gpu,
+            spacer_mb << 20,
+        )?)
     } else {
         None
     };
@@ -913,7 +916,8 @@ fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Res
             cublas.gemm_into(gpu, path, 0, ops.sets[0].c())?;
             let a: Vec<u16> = ops.sets[0].a.read(gpu)?;
             let b: Vec<u16> = ops.sets[0].b.read(gpu)?;
-            let c: Vec<u16> = crate::memory::read_raw(gpu, ops.sets[0].c(), shape.m * shape.n)?;
+            let c: Vec<u16> =
+                crate::gpu::memory::read_raw(gpu, ops.sets[0].c(), shape.m * shape.n)?;
             let af: Vec<f64> = a.iter().map(|&x| to_f64(x, dtype)).collect();
             let bf: Vec<f64> = b.iter().map(|&x| to_f64(x, dtype)).collect();
             let want = cpu_gemm(&af, &bf, shape.m, shape.n, shape.k);

@@ -5,7 +5,7 @@
 //! Noise model: a pair's log ratio = ln(true ratio) + round offset + pair noise, both normal, optionally with a
 //! fraction of pairs whose noise is several times larger (heavy tails: a batch hit by a clock dip).
 
-use crate::stats::{sequential, StatsSettings, Verdict};
+use crate::measure::stats::{sequential, StatsSettings, Verdict};
 use serde::Serialize;
 
 /// A small deterministic generator (splitmix64, Box-Muller), so simulations need no RNG crate and never flake.
@@ -245,7 +245,7 @@ mod tests {
                         ..settings
                     };
                     let rounds: Vec<Vec<f64>> = pairs.iter().map(|&x| vec![x]).collect();
-                    let e = crate::stats::estimate(&rounds, old);
+                    let e = crate::measure::stats::estimate(&rounds, old);
                     if e.verdict.is_decisive() || pairs.len() >= 400 {
                         break e.verdict;
                     }

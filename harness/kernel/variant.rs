@@ -1,15 +1,15 @@
 //! Something that computes C = A * B^T on an operand set: a ladder kernel or cuBLAS. Timing and checking see
 //! only this trait.
 
-use crate::compile::{self, ResourceReport};
-use crate::config::GemmConfig;
-use crate::device::Gpu;
-use crate::diag::HangWatch;
 use crate::error::Result;
-use crate::launch::{launch, Kernel, LaunchShape};
-use crate::operands::Operands;
-use crate::source;
-use crate::tma::{self, TmaDesc};
+use crate::gpu::compile::{self, ResourceReport};
+use crate::gpu::device::Gpu;
+use crate::gpu::diag::HangWatch;
+use crate::gpu::launch::{launch, Kernel, LaunchShape};
+use crate::gpu::tma::{self, TmaDesc};
+use crate::kernel::config::GemmConfig;
+use crate::kernel::source;
+use crate::measure::operands::Operands;
 
 pub trait Variant {
     fn label(&self) -> String;

@@ -1,8 +1,8 @@
 //! The ladder: eight named configurations of the one GEMM kernel, each one change over the rung below, in the
 //! order the seed's Blackwell worklog took them (with each step's Hopper counterpart).
 
-use crate::config::{GemmConfig, Raster, Swizzle};
 use crate::error::{config_err, Result};
+use crate::kernel::config::{GemmConfig, Raster, Swizzle};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -1,18 +1,18 @@
 //! The load-path isolation kernel (kernels/load_path.cu): the GEMM's TMA pipeline without MMAs, so that the rate
 //! at which bytes land in shared memory can be measured per layout and box width.
 
-use crate::compile;
-use crate::config::Swizzle;
-use crate::device::Gpu;
-use crate::diag::HangWatch;
 use crate::error::{config_err, Result};
-use crate::launch::{launch, Kernel, LaunchShape};
-use crate::memory::DeviceBuffer;
-use crate::operands::{Operands, UtilKernels};
-use crate::problem::{DType, Shape};
-use crate::source;
-use crate::tma::{self, TmaDesc, TmaParams};
-use crate::variant::Variant;
+use crate::gpu::compile;
+use crate::gpu::device::Gpu;
+use crate::gpu::diag::HangWatch;
+use crate::gpu::launch::{launch, Kernel, LaunchShape};
+use crate::gpu::memory::DeviceBuffer;
+use crate::gpu::tma::{self, TmaDesc, TmaParams};
+use crate::kernel::config::Swizzle;
+use crate::kernel::problem::{DType, Shape};
+use crate::kernel::source;
+use crate::kernel::variant::Variant;
+use crate::measure::operands::{Operands, UtilKernels};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,7 +53,7 @@ impl LoadPathConfig {
                 self.box_bytes
             ));
         }
-        if self.stages == 0 || self.smem_bytes() > crate::config::HOPPER_SMEM_OPTIN {
+        if self.stages == 0 || self.smem_bytes() > crate::kernel::config::HOPPER_SMEM_OPTIN {
             return config_err(format!(
                 "{} load-path stages do not fit in shared memory",
                 self.stages

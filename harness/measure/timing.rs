@@ -3,11 +3,11 @@
 //! alternating order (A B, B A, ...; odd rounds start with B), the SM clock read after every pair. Operand sets
 //! are rotated against L2 reuse. How rounds are combined into a verdict is stats.rs's business.
 
-use crate::device::Gpu;
 use crate::error::{CudaContext as _, Result};
+use crate::gpu::device::Gpu;
+use crate::kernel::variant::Variant;
+use crate::measure::stats::{self, Estimate};
 use crate::settings::TimingSettings;
-use crate::stats::{self, Estimate};
-use crate::variant::Variant;
 use cudarc::driver::sys::CUevent_flags;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -127,7 +127,7 @@ impl Comparison {
             throttle_reasons: gpu
                 .throttle_reasons()
                 .map(|m| {
-                    crate::nvml::describe_throttle(m)
+                    crate::gpu::nvml::describe_throttle(m)
                         .into_iter()
                         .map(String::from)
                         .collect()

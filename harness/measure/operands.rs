@@ -1,13 +1,13 @@
 //! Device operands for one problem: rotation sets of A, B and C (C with guard bands), random fill, poison, and the
 //! small utility kernels that fill and compare them on the GPU.
 
-use crate::compile;
-use crate::device::Gpu;
 use crate::error::Result;
-use crate::launch::{launch, Kernel, LaunchShape};
-use crate::memory::DeviceBuffer;
-use crate::problem::{DType, Shape};
-use crate::source;
+use crate::gpu::compile;
+use crate::gpu::device::Gpu;
+use crate::gpu::launch::{launch, Kernel, LaunchShape};
+use crate::gpu::memory::DeviceBuffer;
+use crate::kernel::problem::{DType, Shape};
+use crate::kernel::source;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where random inputs come from: GEMM_ABLATE_SEED (to replay a run) or the clock and process id. Each draw is

@@ -2,8 +2,8 @@
 //! into pass or fail. The child process that runs a job never judges; the parent does, with this module, and the
 //! replay tests judge the committed reference runs with the very same code.
 
-use crate::job::{Observed, SweepRow, TrialRecord};
-use crate::stats::{chained_interval, Verdict};
+use crate::measure::stats::{chained_interval, Verdict};
+use crate::trial::job::{Observed, SweepRow, TrialRecord};
 use serde::{Deserialize, Serialize};
 
 /// How the harness catches a broken kernel (or a correct one: `Correct`).
@@ -262,7 +262,7 @@ fn fastest_among(rows: &[SweepRow], names: &[String]) -> (bool, String) {
         }
         // Estimates of the comparisons between the two points, in chain order.
         let (lo, hi) = (bi.min(oi), bi.max(oi));
-        let parts: Vec<&crate::stats::Estimate> = ran
+        let parts: Vec<&crate::measure::stats::Estimate> = ran
             .iter()
             .filter(|(i, _)| *i > lo && *i <= hi)
             .filter_map(|(_, r)| r.vs_previous.as_ref())

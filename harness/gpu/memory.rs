@@ -1,7 +1,7 @@
 //! Device buffers (raw allocations the kernels address directly) and mapped host memory for diagnoses.
 
-use crate::device::Gpu;
 use crate::error::{CudaContext as _, Error, Result};
+use crate::gpu::device::Gpu;
 use cudarc::driver::{result, sys, CudaContext};
 use std::sync::Arc;
 

@@ -1,9 +1,9 @@
 //! Tensor maps (cuTensorMapEncodeTiled): the parameters for each operand layout are computed by plain functions
 //! (tested on the CPU), then encoded by the driver.
 
-use crate::config::Swizzle;
 use crate::error::{config_err, CudaContext as _, Result};
-use crate::problem::DType;
+use crate::kernel::config::Swizzle;
+use crate::kernel::problem::DType;
 use cudarc::driver::sys;
 
 /// A CUtensorMap passed by value as a `__grid_constant__` kernel parameter.

@@ -1,13 +1,13 @@
 //! Builders that make a trial read as a sentence: "rung 4 vs rung 3 on square4096, expected faster because the
 //! seed measured 4.1x". What runs (a Job) and what is expected (an Expectation) stay separate.
 
-use crate::config::GemmConfig;
-use crate::expect::{Expect, Expectation};
-use crate::job::{Job, VariantSpec};
-use crate::ladder::Rung;
-use crate::problem::{shape, DType};
-use crate::stats::Verdict;
-use crate::suite::GpuTrial;
+use crate::kernel::config::GemmConfig;
+use crate::kernel::ladder::Rung;
+use crate::kernel::problem::{shape, DType};
+use crate::measure::stats::Verdict;
+use crate::trial::expect::{Expect, Expectation};
+use crate::trial::job::{Job, VariantSpec};
+use crate::trial::suite::GpuTrial;
 
 /// A verdict stated before measuring, with its source.
 pub fn expect_verdict(v: Verdict, why: &str) -> Expectation {
@@ -72,11 +72,13 @@ pub fn ladder_trials() -> Vec<GpuTrial> {
     Rung::ALL
         .iter()
         .flat_map(|&rung| {
-            crate::problem::standard_shapes().into_iter().map(move |s| {
-                let name = ladder_name(rung, &s.name);
-                let pin = crate::pins::pinned_ratio(&name);
-                GpuTrial::new(&name, ladder_job(rung, &s.name), pin)
-            })
+            crate::kernel::problem::standard_shapes()
+                .into_iter()
+                .map(move |s| {
+                    let name = ladder_name(rung, &s.name);
+                    let pin = crate::trial::pins::pinned_ratio(&name);
+                    GpuTrial::new(&name, ladder_job(rung, &s.name), pin)
+                })
         })
         .collect()
 }

@@ -1,0 +1,9 @@
+//! The kernels and their switches: configurations and their validation, the ladder of rungs, the shapes, the
+//! kernel source as compiled (and as `show` prints it), and the variants a trial times (GEMM, load path).
+
+pub mod config;
+pub mod ladder;
+pub mod loadpath;
+pub mod problem;
+pub mod source;
+pub mod variant;

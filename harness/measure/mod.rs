@@ -1,0 +1,9 @@
+//! Measuring: operands, the cuBLAS reference, correctness checks, timing in rounds, and the statistics that
+//! turn rounds into a verdict (with the rule's simulated error rates).
+
+pub mod check;
+pub mod oc;
+pub mod operands;
+pub mod reference;
+pub mod stats;
+pub mod timing;
