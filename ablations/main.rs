@@ -362,6 +362,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
 fn main() -> ExitCode {
     let gpu = gpu_trials();
     let mut cpu = harness::trial::suite::compile_trials(&gpu);
+    cpu.extend(harness::trial::suite::show_trials());
     cpu.extend(harness::trial::replay::trials("ablations", &gpu));
     harness::trial::suite::main("ablations", gpu, cpu)
 }

@@ -2,7 +2,8 @@
 //! table (time, TFLOP/s, ratio to cuBLAS, max error), written to results/ as JSON.
 //!
 //!   gemm-ablate [ladder] [FILTER...]   the ladder table (filters match `rungN_name::shape`)
-//!   gemm-ablate show RUNG [bf16]        the rung's kernel with its switches resolved
+//!   gemm-ablate show RUNG [bf16] [--all] the rung's kernel with its switches resolved: only what it uses
+//!                                       (--all: every primitive, as compiled)
 //!   gemm-ablate diff RUNG RUNG          what changes between two rungs' kernels
 //!   gemm-ablate compare SHAPE BASE CAND  check both, time CAND against BASE (specs like `rung8:cluster=1`, or cublas)
 //!   gemm-ablate list                    the rungs and what each adds
@@ -20,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE...]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE...]");
     ExitCode::from(2)
 }
 
@@ -35,14 +36,14 @@ fn rung_arg(s: Option<&String>) -> Option<Rung> {
     r
 }
 
-fn resolved(rung: Rung, dtype: DType) -> Result<String, String> {
+fn resolved(rung: Rung, dtype: DType, everything: bool) -> Result<String, String> {
     let header = format!(
         "// {}: {}\n// seed (B200): {}\n",
         rung.name(),
         rung.change(),
         rung.seed_finding()
     );
-    source::resolved_program(&rung.config().defines(dtype), source::GEMM)
+    source::resolved_program(&rung.config().defines(dtype), source::GEMM, everything)
         .map(|s| header + &s)
         .map_err(|e| e.to_string())
 }
@@ -60,11 +61,12 @@ fn main() -> ExitCode {
             let Some(rung) = rung_arg(args.get(1)) else {
                 return usage();
             };
-            let dtype = args
-                .get(2)
-                .and_then(|d| DType::parse(d))
+            let dtype = args[2..]
+                .iter()
+                .find_map(|d| DType::parse(d))
                 .unwrap_or(DType::F16);
-            match resolved(rung, dtype) {
+            let everything = args[2..].iter().any(|a| a == "--all");
+            match resolved(rung, dtype, everything) {
                 Ok(s) => {
                     print!("{s}");
                     ExitCode::SUCCESS
@@ -79,7 +81,10 @@ fn main() -> ExitCode {
             let (Some(a), Some(b)) = (rung_arg(args.get(1)), rung_arg(args.get(2))) else {
                 return usage();
             };
-            match (resolved(a, DType::F16), resolved(b, DType::F16)) {
+            match (
+                resolved(a, DType::F16, false),
+                resolved(b, DType::F16, false),
+            ) {
                 (Ok(x), Ok(y)) => {
                     let diff = similar::TextDiff::from_lines(&x, &y);
                     print!(

@@ -37,16 +37,181 @@ pub fn util_defines(dtype: DType) -> Vec<(&'static str, String)> {
 }
 
 /// The program with every `#if` on a known define evaluated and removed: only the code this variant compiles.
-pub fn resolved_program(defines: &[(&str, String)], kernel: &str) -> Result<String> {
-    let mut out = String::from("// Switches of this variant:\n");
-    for (name, value) in defines {
+/// With `everything` false (what `show` prints), also only what its `__global__` kernel uses: the primitives
+/// and helpers it calls (transitively), the defines its code reads, and none of the files' header comments.
+pub fn resolved_program(
+    defines: &[(&str, String)],
+    kernel: &str,
+    everything: bool,
+) -> Result<String> {
+    let primitives = resolve_conditionals(PRIMITIVES, defines)?;
+    let kernel = resolve_conditionals(kernel, defines)?;
+    if everything {
+        let mut out = String::from("// Switches of this variant:\n");
+        for (name, value) in defines {
+            out.push_str(&format!("#define {name} {value}\n"));
+        }
+        out.push('\n');
+        out.push_str(&primitives);
+        out.push('\n');
+        out.push_str(&kernel);
+        return Ok(out);
+    }
+    let mut chunks = chunks(&without_file_header(&primitives));
+    let from_kernel = chunks.len();
+    chunks.extend(self::chunks(&without_file_header(&kernel)));
+    let used = reachable(&chunks);
+    let body: String = chunks
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .map(|(c, _)| c.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let words = identifiers(&body);
+    let mut out = String::from("// Switches this kernel reads:\n");
+    for (name, value) in defines.iter().filter(|(n, _)| words.contains(*n)) {
         out.push_str(&format!("#define {name} {value}\n"));
     }
-    out.push('\n');
-    out.push_str(&resolve_conditionals(PRIMITIVES, defines)?);
-    out.push('\n');
-    out.push_str(&resolve_conditionals(kernel, defines)?);
+    let primitives_used = used[..from_kernel].iter().filter(|u| **u).count();
+    out.push_str(&format!(
+        "\n// From primitives.cuh: the {primitives_used} of {from_kernel} blocks this kernel uses (`show --all` prints every one).\n"
+    ));
+    for (i, c) in chunks.iter().enumerate() {
+        if !used[i] {
+            continue;
+        }
+        if i == from_kernel {
+            out.push_str("\n// From gemm.cu, resolved for this variant:\n");
+        }
+        out.push('\n');
+        out.push_str(&c.text);
+        out.push('\n');
+    }
     Ok(out)
+}
+
+/// A run of source lines between blank lines at file level (a function, a struct, a group of defines), with the
+/// names it defines.
+struct Chunk {
+    text: String,
+    defines: Vec<String>,
+    is_entry: bool,
+}
+
+/// Splits resolved source into chunks; comment-only chunks (file headers, section rulers) are dropped.
+fn chunks(src: &str) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    let mut lines: Vec<&str> = Vec::new();
+    let mut depth = 0i32;
+    let flush = |lines: &mut Vec<&str>, out: &mut Vec<Chunk>| {
+        if lines.is_empty() {
+            return;
+        }
+        let text = lines.join("\n");
+        lines.clear();
+        let code: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        if code.is_empty() {
+            return;
+        }
+        let mut defines = Vec::new();
+        for l in &code {
+            let t = l.trim_start();
+            if let Some(rest) = t.strip_prefix("#define ") {
+                defines.push(first_identifier(rest));
+            } else if let Some(rest) = t.strip_prefix("typedef ") {
+                let name = rest
+                    .trim_end_matches(';')
+                    .split_whitespace()
+                    .last()
+                    .unwrap_or("");
+                defines.push(name.to_string());
+            } else if let Some(rest) = t.strip_prefix("struct ") {
+                let rest = rest.trim_start_matches("__align__(64) ");
+                defines.push(first_identifier(rest));
+            } else if !l.starts_with(' ') && t.contains('(') && !t.starts_with("static_assert") {
+                // A function at file level: the name just before the first parenthesis.
+                let head = &t[..t.find('(').unwrap_or(0)];
+                defines.push(head.split_whitespace().last().unwrap_or("").to_string());
+            }
+        }
+        out.push(Chunk {
+            is_entry: text.contains("__global__"),
+            text,
+            defines: defines.into_iter().filter(|d| !d.is_empty()).collect(),
+        });
+    };
+    for line in src.lines() {
+        if line.trim().is_empty() && depth == 0 {
+            flush(&mut lines, &mut out);
+            continue;
+        }
+        lines.push(line);
+        if !line.trim_start().starts_with("//") {
+            depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+        }
+    }
+    flush(&mut lines, &mut out);
+    out
+}
+
+/// The source without its leading comment block (a file header describes every switch, not this variant's)
+/// and without section rulers (`// ----- TMA`), which no longer rule over anything once blocks are left out.
+fn without_file_header(src: &str) -> String {
+    src.lines()
+        .skip_while(|l| l.trim_start().starts_with("//"))
+        .filter(|l| !l.trim_start().starts_with("// ----"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn first_identifier(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// Every identifier in a piece of code, comments left out (a name in a comment is not a use).
+fn identifiers(code: &str) -> std::collections::HashSet<&str> {
+    code.lines()
+        .map(|l| l.find("//").map_or(l, |i| &l[..i]))
+        .flat_map(|l| l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+        .filter(|w| {
+            w.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        })
+        .collect()
+}
+
+/// Which chunks the entry chunks use, transitively, by the names they define. Chunks that define nothing
+/// (a static_assert) are kept with the entry.
+fn reachable(chunks: &[Chunk]) -> Vec<bool> {
+    let mut used: Vec<bool> = chunks
+        .iter()
+        .map(|c| c.is_entry || c.defines.is_empty())
+        .collect();
+    loop {
+        let words: std::collections::HashSet<&str> = chunks
+            .iter()
+            .zip(&used)
+            .filter(|(_, u)| **u)
+            .flat_map(|(c, _)| identifiers(&c.text))
+            .collect();
+        let mut changed = false;
+        for (c, u) in chunks.iter().zip(used.iter_mut()) {
+            if !*u && c.defines.iter().any(|d| words.contains(d.as_str())) {
+                *u = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return used;
+        }
+    }
 }
 
 /// One level of `#if`/`#elif`/`#else`/`#endif` nesting state.

@@ -106,6 +106,45 @@ pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
     trials
 }
 
+/// One CPU trial per rung: what `show N` prints (only the primitives and helpers the kernel uses) must itself
+/// compile with NVRTC, so nothing the kernel needs was left out of the listing.
+pub fn show_trials() -> Vec<Trial> {
+    crate::kernel::ladder::Rung::ALL
+        .iter()
+        .map(|&rung| {
+            Trial::ignorable_test(format!("show::{}", rung.name()), move || {
+                let defines = rung.config().defines(DType::F16);
+                let shown = crate::kernel::source::resolved_program(
+                    &defines,
+                    crate::kernel::source::GEMM,
+                    false,
+                )
+                .map_err(|e| Failed::from(e.to_string()))?;
+                let full = crate::kernel::source::resolved_program(
+                    &defines,
+                    crate::kernel::source::GEMM,
+                    true,
+                )
+                .map_err(|e| Failed::from(e.to_string()))?;
+                if shown.lines().count() >= full.lines().count() || !shown.contains("gemm_kernel") {
+                    return Err(Failed::from("show printed no less than the whole program"));
+                }
+                if !crate::gpu::probe::nvrtc_available() {
+                    if crate::settings::nvrtc_required() {
+                        return Err(Failed::from(
+                            "GEMM_ABLATE_REQUIRE_NVRTC=1 and libnvrtc.so.13 not found",
+                        ));
+                    }
+                    return Ok(Completion::ignored_with("libnvrtc.so.13 not found"));
+                }
+                crate::gpu::compile::compile(&format!("show_{}", rung.name()), &shown)
+                    .map_err(|e| Failed::from(e.to_string()))?;
+                Ok(Completion::Completed)
+            })
+        })
+        .collect()
+}
+
 /// A kernel's ptxas report is clean: it was read at all, no spills, no stack, no warning about wgmma
 /// serialization or setmaxnreg.
 pub fn check_resources(
