@@ -1,7 +1,7 @@
 // gemm.cu: the ladder's one GEMM kernel. C[M,N] = A[M,K] * B[N,K]^T, A and B row-major (K-major), C row-major,
 // fp16 or bf16 in, fp32 accumulation, output in the input type.
 //
-// Every ladder step is a compile-time switch, set by harness/config.rs (its defines come first):
+// Every ladder step is a compile-time switch, set by harness/kernel/config.rs (its defines come first):
 //   STAGES            shared-memory ring depth (rung 1: 1, a single buffer)
 //   WARP_SPECIALIZED  a producer warpgroup issues TMA, consumer warpgroups issue wgmma
 //   SWIZZLE, TILE_K   shared-memory layout: 0 = core-matrix layout (8-row x 16-byte blocks), or 32/64/128-byte swizzle
@@ -12,28 +12,17 @@
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code.
 
+// The tile geometry (BM, THREADS, A_STAGE_BYTES, B_STAGE_BYTES, STAGE_BYTES, EPI_BYTES, SMEM_BYTES) comes from
+// harness/kernel/config.rs, computed there once; only what follows from it is derived here.
 #define WG_ATOMS (WG_M / 64)
-#if PINGPONG
-#define BM WG_M
-#else
-#define BM (WG_M * CONSUMERS)
-#endif
-#define THREADS (128 * (CONSUMERS + WARP_SPECIALIZED))
-#define A_STAGE_BYTES (BM * TILE_K * 2)
-#define B_STAGE_BYTES (BN * TILE_K * 2)
-#define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
 #define EPI_CHUNK_BYTES (64 * 64 * 2)
-#if EPILOGUE_TMA
-#define EPI_BYTES (CONSUMERS * 2 * EPI_CHUNK_BYTES)
-#else
-#define EPI_BYTES 0
-#endif
+static_assert(EPI_BYTES == (EPILOGUE_TMA ? CONSUMERS * 2 * EPI_CHUNK_BYTES : 0), "epilogue staging size");
 #define BAR_OFFSET (STAGES * STAGE_BYTES + EPI_BYTES)
 #define NUM_BARRIERS (2 * STAGES + 2)
 static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory plan exceeds SMEM_BYTES");
 
 // The operand layout's descriptor fields (DESC_LBO, DESC_SBO, DESC_LAYOUT) and the k16 step (K16_STEP_BYTES)
-// come from harness/config.rs (OperandLayout), where they are tested against the layouts verified on the H200.
+// come from harness/kernel/config.rs (OperandLayout), where they are tested against the layouts verified on the H200.
 // Both layouts keep row r of an operand tile at byte r * TILE_K * 2 (in 8-row groups for the core-matrix one).
 #define ROW_BYTES (TILE_K * 2)
 

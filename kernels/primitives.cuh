@@ -11,7 +11,7 @@ struct __align__(64) TmaDesc {
 };
 
 // Written by the first thread whose bounded wait gives up; lives in mapped host memory so the host can read
-// it after the kernel traps. The layout is mirrored by harness/diag.rs.
+// it after the kernel traps. The layout is mirrored by harness/gpu/diag.rs.
 struct HangRecord {
   u32 claimed;   // 0 until a thread claims the record
   u32 site;      // role << 16 | barrier kind << 8 | barrier index

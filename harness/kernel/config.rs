@@ -373,6 +373,13 @@ impl GemmConfig {
             ("MAINLOOP_LOADS", b(self.mainloop_loads)),
             ("MAINLOOP_MMA", b(self.mainloop_mma)),
             ("EPILOGUE_SPIN_CYCLES", self.epilogue_spin_cycles),
+            // The tile geometry, computed here once; the kernel reads it instead of deriving it again.
+            ("BM", self.bm()),
+            ("THREADS", self.threads()),
+            ("A_STAGE_BYTES", self.bm() * self.tile_k * 2),
+            ("B_STAGE_BYTES", self.bn * self.tile_k * 2),
+            ("STAGE_BYTES", self.stage_bytes()),
+            ("EPI_BYTES", self.epilogue_bytes()),
             ("SMEM_BYTES", self.smem_bytes()),
             ("DESC_LBO", layout.lbo),
             ("DESC_SBO", layout.sbo),

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Did a refactor change any compiled kernel? Compiles every program the trial lists use (the compile:: CPU trials,
+# NVRTC on the loader path) at two commits into separate caches and compares the cubins by variant name.
+# Usage, from the repository root: tools/cubin-identity.sh BEFORE_COMMIT [AFTER_COMMIT, default the working tree]
+set -euo pipefail
+before=$1; after=${2:-}
+work=$(mktemp -d)
+compile() { # $1 = source tree, $2 = cache dir
+  (cd "$1" && GEMM_ABLATE_REQUIRE_NVRTC=1 GEMM_ABLATE_CACHE="$2" CARGO_TARGET_DIR="$work/target" \
+     cargo test --release --quiet -- compile:: >/dev/null)
+}
+git worktree add --quiet "$work/before" "$before"
+compile "$work/before" "$work/cache-before"
+if [ -n "$after" ]; then git worktree add --quiet "$work/after" "$after"; src="$work/after"; else src=$(pwd); fi
+compile "$src" "$work/cache-after"
+python3 - "$work/cache-before" "$work/cache-after" <<'PY'
+import glob, hashlib, json, sys
+def load(d):
+    return {json.load(open(j))["variant"]: hashlib.sha256(open(j[:-5] + ".cubin", "rb").read()).hexdigest()
+            for j in glob.glob(d + "/*.json")}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+same = sorted(k for k in a if b.get(k) == a[k])
+changed = sorted(k for k in a if k in b and b[k] != a[k])
+print(f"{len(same)} identical cubins, {len(changed)} changed: {changed}; only before: {sorted(set(a) - set(b))}; only after: {sorted(set(b) - set(a))}")
+sys.exit(1 if changed else 0)
+PY
+rc=$?
+git worktree remove --force "$work/before"; [ -n "$after" ] && git worktree remove --force "$work/after"
+exit $rc
