@@ -113,6 +113,15 @@ fn main() -> ExitCode {
                     r.seed_finding()
                 );
             }
+            println!("\nSwitches (in specs like rung8:cluster=1,pingpong=0):");
+            for s in harness::kernel::switches::SWITCHES {
+                println!(
+                    "  {:<12} {:<22} {}",
+                    s.key,
+                    s.define.unwrap_or("(launch side)"),
+                    s.doc
+                );
+            }
             ExitCode::SUCCESS
         }
         Some("device") => match device::query(0) {

@@ -1,7 +1,7 @@
 // gemm.cu: the ladder's one GEMM kernel. C[M,N] = A[M,K] * B[N,K]^T, A and B row-major (K-major), C row-major,
 // fp16 or bf16 in, fp32 accumulation, output in the input type.
 //
-// Every ladder step is a compile-time switch, set by harness/kernel/config.rs (its defines come first):
+// Every ladder step is a compile-time switch, declared in harness/kernel/switches.rs (its defines come first):
 //   STAGES            shared-memory ring depth (rung 1: 1, a single buffer)
 //   WARP_SPECIALIZED  a producer warpgroup issues TMA, consumer warpgroups issue wgmma
 //   SWIZZLE, TILE_K   shared-memory layout: 0 = core-matrix layout (8-row x 16-byte blocks), or 32/64/128-byte swizzle
@@ -10,7 +10,9 @@
 //   CONSUMERS, WG_M, BN, SETMAXNREG   consumer warpgroups, rows each one owns, tile width, register rebalancing
 //   PINGPONG          the consumers take alternate tiles so one's epilogue overlaps the other's mainloop
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
-// Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code.
+// Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code;
+// BOUNDED_WAITS makes every mbarrier wait give up after HANG_TIMEOUT_NS and report where it hung, and
+// EPILOGUE_SPIN_CYCLES (calibration) spins before each tile's epilogue.
 
 // The tile geometry (BM, THREADS, A_STAGE_BYTES, B_STAGE_BYTES, STAGE_BYTES, EPI_BYTES, SMEM_BYTES) comes from
 // harness/kernel/config.rs, computed there once; only what follows from it is derived here.

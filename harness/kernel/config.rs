@@ -356,24 +356,21 @@ impl GemmConfig {
         let b = u32::from;
         let fault = |f: Fault| b(self.fault == Some(f));
         let layout = self.operand_layout();
-        let numbers = [
-            ("DTYPE_BF16", b(dtype == DType::BF16)),
-            ("STAGES", self.stages),
-            ("WARP_SPECIALIZED", b(self.warp_specialized)),
-            ("SWIZZLE", self.swizzle.bytes()),
-            ("TILE_K", self.tile_k),
-            ("EPILOGUE_TMA", b(self.epilogue_tma)),
-            ("CLUSTER_M", self.cluster_m),
-            ("CONSUMERS", self.consumers),
-            ("WG_M", self.wg_m),
-            ("BN", self.bn),
-            ("SETMAXNREG", b(self.setmaxnreg)),
-            ("PINGPONG", b(self.pingpong)),
-            ("BOUNDED_WAITS", b(self.bounded_waits)),
-            ("MAINLOOP_LOADS", b(self.mainloop_loads)),
-            ("MAINLOOP_MMA", b(self.mainloop_mma)),
-            ("EPILOGUE_SPIN_CYCLES", self.epilogue_spin_cycles),
-            // The tile geometry, computed here once; the kernel reads it instead of deriving it again.
+        // The switches, from the one table, then each fault, then the geometry computed here once (the kernel
+        // reads it instead of deriving it again).
+        let mut defines: Vec<(&'static str, String)> =
+            vec![("DTYPE_BF16", b(dtype == DType::BF16).to_string())];
+        for s in crate::kernel::switches::SWITCHES {
+            if let Some(d) = s.define {
+                if d == "EPILOGUE_SPIN_CYCLES" {
+                    for f in Fault::ALL {
+                        defines.push((f.define(), fault(f).to_string()));
+                    }
+                }
+                defines.push((d, (s.value)(self).to_string()));
+            }
+        }
+        let geometry = [
             ("BM", self.bm()),
             ("THREADS", self.threads()),
             ("A_STAGE_BYTES", self.bm() * self.tile_k * 2),
@@ -386,16 +383,7 @@ impl GemmConfig {
             ("DESC_LAYOUT", layout.mode),
             ("K16_STEP_BYTES", layout.k16_step),
         ];
-        let mut defines: Vec<(&'static str, String)> =
-            numbers.iter().map(|(k, v)| (*k, v.to_string())).collect();
-        // Each fault's define, from the one table of faults.
-        let at = defines
-            .iter()
-            .position(|(k, _)| *k == "EPILOGUE_SPIN_CYCLES")
-            .unwrap_or(defines.len());
-        for (i, f) in Fault::ALL.into_iter().enumerate() {
-            defines.insert(at + i, (f.define(), fault(f).to_string()));
-        }
+        defines.extend(geometry.iter().map(|(k, v)| (*k, v.to_string())));
         let timeout_ns = u64::from(self.hang_timeout_ms) * 1_000_000;
         defines.push(("HANG_TIMEOUT_NS", format!("{timeout_ns}ull")));
         defines

@@ -145,10 +145,8 @@ impl Rung {
 }
 
 /// Parses a variant spec: a rung, optionally followed by `:` and comma-separated switch changes, e.g.
-/// `rung8:cluster=1,pingpong=0` or `4:stages=8`. Switches: stages, tile_k, swizzle (none/32/64/128; sets tile_k
-/// to match), cluster, consumers (1 drops ping-pong and setmaxnreg), pingpong, persistent, epilogue (tma/direct),
-/// raster (a group, or `upto8`), bounded (bounded waits 0/1), timeout_ms. The result is not validated: a sweep
-/// lists the points that break a constraint as rejected.
+/// `rung8:cluster=1,pingpong=0` or `4:stages=8`; the switches are those of `switches::SWITCHES`. The result is not
+/// validated: a sweep lists the points that break a constraint as rejected.
 pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
     let (rung, changes) = spec.split_once(':').unwrap_or((spec, ""));
     let Some(rung) = Rung::parse(rung) else {
@@ -162,54 +160,17 @@ pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
             crate::error::Error::Config(format!("`{change}` in `{spec}` is not key=value"))
         })?;
         let (key, value) = (key.trim(), value.trim());
-        let num = || -> Result<u32> {
-            value.parse().map_err(|_| {
-                crate::error::Error::Config(format!("`{key}` wants a number, got `{value}`"))
-            })
+        let Some(switch) = crate::kernel::switches::find(key) else {
+            let keys: Vec<&str> = crate::kernel::switches::SWITCHES
+                .iter()
+                .map(|s| s.key)
+                .collect();
+            return config_err(format!(
+                "unknown switch `{key}` in `{spec}`: the switches are {}",
+                keys.join(", ")
+            ));
         };
-        let flag = || -> Result<bool> {
-            match value {
-                "1" | "on" | "true" => Ok(true),
-                "0" | "off" | "false" => Ok(false),
-                _ => config_err(format!("`{key}` wants 0 or 1, got `{value}`")),
-            }
-        };
-        match key {
-            "stages" => c.stages = num()?,
-            "tile_k" => c.tile_k = num()?,
-            "swizzle" => {
-                let (s, k) = match value {
-                    "none" | "0" => (Swizzle::None, c.tile_k),
-                    "32" => (Swizzle::B32, 16),
-                    "64" => (Swizzle::B64, 32),
-                    "128" => (Swizzle::B128, 64),
-                    _ => {
-                        return config_err(format!(
-                            "swizzle must be none, 32, 64 or 128, got `{value}`"
-                        ))
-                    }
-                };
-                c = c.with_swizzle(s, k);
-            }
-            "cluster" => c.cluster_m = num()?,
-            "consumers" if value == "1" => c = c.with_one_consumer(),
-            "consumers" => c.consumers = num()?,
-            "pingpong" => c.pingpong = flag()?,
-            "persistent" => c.persistent = flag()?,
-            "epilogue" => c.epilogue_tma = value == "tma",
-            "raster" => {
-                c.raster = match value.strip_prefix("upto") {
-                    Some(g) => Raster::UpTo(g.parse().map_err(|_| {
-                        crate::error::Error::Config(format!("bad raster `{value}`"))
-                    })?),
-                    None => Raster::Group(num()?),
-                }
-            }
-            "bounded" => c.bounded_waits = flag()?,
-            "timeout_ms" => c.hang_timeout_ms = num()?,
-            "spin" => c.epilogue_spin_cycles = num()?,
-            _ => return config_err(format!("unknown switch `{key}` in `{spec}`")),
-        }
+        (switch.set)(&mut c, value)?;
     }
     Ok(c)
 }

@@ -6,4 +6,5 @@ pub mod ladder;
 pub mod loadpath;
 pub mod problem;
 pub mod source;
+pub mod switches;
 pub mod variant;

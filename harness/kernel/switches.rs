@@ -1,0 +1,264 @@
+//! Every switch of the GEMM kernel, declared once: its key in variant specs (`rung8:stages=3`), the define the
+//! kernel reads, what it does, and how it is read from and written to a configuration. The defines handed to
+//! NVRTC, spec parsing and `gemm-ablate list` come from this table; CPU tests check that the README and the
+//! kernel's header comment name every entry.
+//!
+//! Adding a switch: a field in `GemmConfig`, an entry here, and the code in kernels/gemm.cu that reads it.
+
+use crate::error::{config_err, Error, Result};
+use crate::kernel::config::{GemmConfig, Raster, Swizzle};
+
+/// One switch.
+pub struct Switch {
+    /// Its key in variant specs.
+    pub key: &'static str,
+    /// The define kernels/gemm.cu reads (None for launch-side switches).
+    pub define: Option<&'static str>,
+    pub doc: &'static str,
+    /// The define's value.
+    pub value: fn(&GemmConfig) -> u32,
+    /// Applies a spec's value.
+    pub set: fn(&mut GemmConfig, &str) -> Result<()>,
+}
+
+/// Stores a parsed value, or passes the parse error on.
+fn assign<T>(slot: &mut T, value: Result<T>) -> Result<()> {
+    *slot = value?;
+    Ok(())
+}
+
+fn number(key: &str, value: &str) -> Result<u32> {
+    value
+        .parse()
+        .map_err(|_| Error::Config(format!("`{key}` wants a number, got `{value}`")))
+}
+
+fn flag(key: &str, value: &str) -> Result<bool> {
+    match value {
+        "1" | "on" | "true" => Ok(true),
+        "0" | "off" | "false" => Ok(false),
+        _ => config_err(format!("`{key}` wants 0 or 1, got `{value}`")),
+    }
+}
+
+/// The switches, in the order their defines are handed to the kernel.
+pub const SWITCHES: &[Switch] = &[
+    Switch {
+        key: "stages",
+        define: Some("STAGES"),
+        doc: "shared-memory ring depth (1: a single buffer)",
+        value: |c| c.stages,
+        set: |c, v| assign(&mut c.stages, number("stages", v)),
+    },
+    Switch {
+        key: "warpspec",
+        define: Some("WARP_SPECIALIZED"),
+        doc: "a producer warpgroup issues TMA, consumer warpgroups issue wgmma (0/1)",
+        value: |c| u32::from(c.warp_specialized),
+        set: |c, v| assign(&mut c.warp_specialized, flag("warpspec", v)),
+    },
+    Switch {
+        key: "swizzle",
+        define: Some("SWIZZLE"),
+        doc: "shared-memory layout: none (core matrices) or a 32/64/128-byte swizzle; sets tile_k to one swizzle span",
+        value: |c| c.swizzle.bytes(),
+        set: |c, v| {
+            let (s, k) = match v {
+                "none" | "0" => (Swizzle::None, c.tile_k),
+                "32" => (Swizzle::B32, 16),
+                "64" => (Swizzle::B64, 32),
+                "128" => (Swizzle::B128, 64),
+                _ => return config_err(format!("swizzle must be none, 32, 64 or 128, got `{v}`")),
+            };
+            c.swizzle = s;
+            c.tile_k = k;
+            Ok(())
+        },
+    },
+    Switch {
+        key: "tile_k",
+        define: Some("TILE_K"),
+        doc: "k-depth of a stage (a multiple of 16)",
+        value: |c| c.tile_k,
+        set: |c, v| assign(&mut c.tile_k, number("tile_k", v)),
+    },
+    Switch {
+        key: "epilogue",
+        define: Some("EPILOGUE_TMA"),
+        doc: "tma: accumulators staged in shared memory and written by TMA stores; direct: stores from registers",
+        value: |c| u32::from(c.epilogue_tma),
+        set: |c, v| match v {
+            "tma" => assign(&mut c.epilogue_tma, Ok(true)),
+            "direct" => assign(&mut c.epilogue_tma, Ok(false)),
+            _ => config_err(format!("epilogue must be tma or direct, got `{v}`")),
+        },
+    },
+    Switch {
+        key: "cluster",
+        define: Some("CLUSTER_M"),
+        doc: "2: a 2x1 cluster; the B tile is split between the two CTAs and multicast to both",
+        value: |c| c.cluster_m,
+        set: |c, v| assign(&mut c.cluster_m, number("cluster", v)),
+    },
+    Switch {
+        key: "consumers",
+        define: Some("CONSUMERS"),
+        doc: "consumer warpgroups (1 also drops ping-pong and setmaxnreg)",
+        value: |c| c.consumers,
+        set: |c, v| {
+            match number("consumers", v)? {
+                1 => *c = c.clone().with_one_consumer(),
+                n => c.consumers = n,
+            }
+            Ok(())
+        },
+    },
+    Switch {
+        key: "wg_m",
+        define: Some("WG_M"),
+        doc: "output rows each consumer warpgroup owns (64 or 128)",
+        value: |c| c.wg_m,
+        set: |c, v| assign(&mut c.wg_m, number("wg_m", v)),
+    },
+    Switch {
+        key: "bn",
+        define: Some("BN"),
+        doc: "tile width (128 or 256)",
+        value: |c| c.bn,
+        set: |c, v| assign(&mut c.bn, number("bn", v)),
+    },
+    Switch {
+        key: "setmaxnreg",
+        define: Some("SETMAXNREG"),
+        doc: "registers moved from the producer to the consumers, 40/232 (0/1)",
+        value: |c| u32::from(c.setmaxnreg),
+        set: |c, v| assign(&mut c.setmaxnreg, flag("setmaxnreg", v)),
+    },
+    Switch {
+        key: "pingpong",
+        define: Some("PINGPONG"),
+        doc: "the consumers take alternate tiles so one's epilogue overlaps the other's mainloop (0/1)",
+        value: |c| u32::from(c.pingpong),
+        set: |c, v| assign(&mut c.pingpong, flag("pingpong", v)),
+    },
+    Switch {
+        key: "bounded",
+        define: Some("BOUNDED_WAITS"),
+        doc: "every mbarrier wait gives up after timeout_ms and reports where it hung (0/1)",
+        value: |c| u32::from(c.bounded_waits),
+        set: |c, v| assign(&mut c.bounded_waits, flag("bounded", v)),
+    },
+    Switch {
+        key: "loads",
+        define: Some("MAINLOOP_LOADS"),
+        doc: "isolation: 0 loads only the first ring lap and reuses it (MMA only)",
+        value: |c| u32::from(c.mainloop_loads),
+        set: |c, v| assign(&mut c.mainloop_loads, flag("loads", v)),
+    },
+    Switch {
+        key: "mma",
+        define: Some("MAINLOOP_MMA"),
+        doc: "isolation: 0 issues no wgmma (loads only)",
+        value: |c| u32::from(c.mainloop_mma),
+        set: |c, v| assign(&mut c.mainloop_mma, flag("mma", v)),
+    },
+    Switch {
+        key: "spin",
+        define: Some("EPILOGUE_SPIN_CYCLES"),
+        doc: "calibration: cycles each consumer spins before each tile's epilogue, a known slowdown",
+        value: |c| c.epilogue_spin_cycles,
+        set: |c, v| assign(&mut c.epilogue_spin_cycles, number("spin", v)),
+    },
+    Switch {
+        key: "persistent",
+        define: None,
+        doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
+        value: |c| u32::from(c.persistent),
+        set: |c, v| assign(&mut c.persistent, flag("persistent", v)),
+    },
+    Switch {
+        key: "raster",
+        define: None,
+        doc: "tile rows walked down M before stepping along N: a group that must divide the tile rows, or upto8",
+        value: |c| match c.raster {
+            Raster::Group(g) | Raster::UpTo(g) => g,
+        },
+        set: |c, v| {
+            c.raster = match v.strip_prefix("upto") {
+                Some(g) => Raster::UpTo(
+                    g.parse()
+                        .map_err(|_| Error::Config(format!("bad raster `{v}`")))?,
+                ),
+                None => Raster::Group(number("raster", v)?),
+            };
+            Ok(())
+        },
+    },
+    Switch {
+        key: "timeout_ms",
+        define: None,
+        doc: "how long a bounded wait waits before it reports a hang (the kernel reads HANG_TIMEOUT_NS)",
+        value: |c| c.hang_timeout_ms,
+        set: |c, v| assign(&mut c.hang_timeout_ms, number("timeout_ms", v)),
+    },
+];
+
+/// The switch with this spec key.
+pub fn find(key: &str) -> Option<&'static Switch> {
+    SWITCHES.iter().find(|s| s.key == key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_defines_are_unique() {
+        let mut keys: Vec<&str> = SWITCHES.iter().map(|s| s.key).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), SWITCHES.len());
+        let mut defines: Vec<&str> = SWITCHES.iter().filter_map(|s| s.define).collect();
+        let n = defines.len();
+        defines.sort();
+        defines.dedup();
+        assert_eq!(defines.len(), n);
+    }
+
+    #[test]
+    fn every_switch_is_documented_in_the_readme_and_the_kernel() {
+        let readme = include_str!("../../README.md");
+        let kernel = crate::kernel::source::GEMM;
+        let header: String = kernel
+            .lines()
+            .take_while(|l| l.starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for s in SWITCHES {
+            assert!(
+                readme.contains(&format!("`{}`", s.key)),
+                "the README does not name switch `{}`",
+                s.key
+            );
+            if let Some(d) = s.define {
+                assert!(
+                    header.contains(d),
+                    "kernels/gemm.cu's header comment does not describe {d}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn setting_a_switch_then_reading_it_round_trips() {
+        let mut c = crate::kernel::ladder::Rung::top().config();
+        (find("stages").unwrap().set)(&mut c, "3").unwrap();
+        assert_eq!((find("stages").unwrap().value)(&c), 3);
+        (find("swizzle").unwrap().set)(&mut c, "64").unwrap();
+        assert_eq!((c.swizzle.bytes(), c.tile_k), (64, 32));
+        assert!((find("pingpong").unwrap().set)(&mut c, "maybe")
+            .unwrap_err()
+            .to_string()
+            .contains("0 or 1"));
+    }
+}
