@@ -96,7 +96,7 @@ fn main() -> ExitCode {
                 };
                 let mut problems = Vec::new();
                 for row in &rows {
-                    println!("  {}", row.line());
+                    println!("  {}", harness::report::text::calibration_line(row));
                     if let Err(e) = judge_row(row) {
                         problems.push(e);
                     }
@@ -151,7 +151,7 @@ fn main() -> ExitCode {
     if !f.calibration.is_empty() {
         println!("\nCalibration (each comparison in its own process):");
         for row in &f.calibration {
-            println!("  {}", row.line());
+            println!("  {}", harness::report::text::calibration_line(row));
         }
         if let Ok(p) = f.path() {
             println!("results written to {}", p.display());

@@ -159,7 +159,7 @@ fn agree(files: &[String]) -> ExitCode {
         eprintln!("no comparison trial appears more than once in these files");
         return ExitCode::from(2);
     }
-    harness::report::agreement::print_report(&rows);
+    harness::report::text::print_agreement(&rows);
     if rows.iter().all(|r| r.verdicts_agree && r.intervals_overlap) {
         ExitCode::SUCCESS
     } else {
@@ -184,10 +184,14 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
         let r = subprocess::run_in_child(&trial.name, &trial.job, deadline)
             .record
             .judged(&trial.expectation);
-        eprintln!("{name}: {} ({})", cell(&r), r.judgement);
+        eprintln!(
+            "{name}: {} ({})",
+            harness::report::text::ladder_cell(&r),
+            r.judgement
+        );
         records.push(r);
     }
-    print_table(&records, &shapes);
+    harness::report::text::print_ladder(&records, &shapes);
     let file = RunFile {
         suite: "ladder".into(),
         environment: Environment::capture(),
@@ -199,70 +203,6 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
         Err(e) => eprintln!("could not write results: {e}"),
     }
     ExitCode::SUCCESS
-}
-
-/// "123.4 us 0.85x 0.03" or what went wrong.
-fn cell(r: &TrialRecord) -> String {
-    let kernel = r.variants.get(1);
-    let err = kernel.and_then(|v| v.check.as_ref()).map(|c| c.max_abs_err);
-    // A cell that moved beyond its pinned ratio is marked, so a regression shows in the table.
-    let mark = if r.passed { "" } else { " (!)" };
-    match (kernel.and_then(|v| v.median_us), r.speedup(), err) {
-        (Some(us), Some(s), Some(e)) => format!("{us:.1} us {s:.2}x err {e:.3}{mark}"),
-        _ => {
-            let why = match &r.observed {
-                harness::trial::job::Observed::Wrong { message, .. } => message.clone(),
-                harness::trial::job::Observed::Hang(m)
-                | harness::trial::job::Observed::HostTimeout(m)
-                | harness::trial::job::Observed::Error(m) => m.clone(),
-                o => o.kind().to_string(),
-            };
-            let first = why.lines().next().unwrap_or("");
-            format!("FAILED: {}", first.chars().take(60).collect::<String>())
-        }
-    }
-}
-
-fn print_table(records: &[TrialRecord], shapes: &[harness::Shape]) {
-    println!("\nLadder vs cuBLAS (fp16; time per GEMM, speed relative to cuBLAS, max abs error vs cuBLAS;");
-    println!("(!) marks a cell whose ratio to cuBLAS moved beyond its pinned value)\n");
-    print!("{:<22}", "rung");
-    for s in shapes {
-        print!(" | {:<26}", s.name);
-    }
-    println!();
-    let cublas_row: Vec<String> = shapes
-        .iter()
-        .map(|s| {
-            records
-                .iter()
-                .find(|r| r.shape.as_ref() == Some(s))
-                .and_then(|r| r.variants.first())
-                .and_then(|v| {
-                    v.median_us
-                        .map(|us| format!("{us:.1} us {:.0} TF/s", v.rate.unwrap_or(0.0)))
-                })
-                .unwrap_or_default()
-        })
-        .collect();
-    print!("{:<22}", "cuBLAS");
-    for c in &cublas_row {
-        print!(" | {c:<26}");
-    }
-    println!();
-    for rung in Rung::ALL {
-        print!("{:<22}", rung.name());
-        for s in shapes {
-            let name = format!("ladder::{}::{}", rung.name(), s.name);
-            let c = records
-                .iter()
-                .find(|r| r.name == name)
-                .map(cell)
-                .unwrap_or_default();
-            print!(" | {c:<26}");
-        }
-        println!();
-    }
 }
 
 fn spec(s: &str) -> Result<VariantSpec, String> {
@@ -312,12 +252,12 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
         );
         let mut r = subprocess::run_in_child(&name, &job, deadline).record;
         r.judgement = match &r.observed {
-            harness::trial::job::Observed::Compared(e) => e.summary(),
+            harness::trial::job::Observed::Compared(e) => harness::report::text::estimate_line(e),
             o => format!("no verdict: {}", o.kind()),
         };
         r.passed = matches!(r.observed, harness::trial::job::Observed::Compared(_));
         println!("{name}");
-        harness::trial::suite::print_record(&r);
+        harness::report::text::print_record(&r);
         records.push(r);
     }
     let file = RunFile {

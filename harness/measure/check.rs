@@ -106,16 +106,6 @@ impl CheckReport {
             problem: (!problems.is_empty()).then(|| problems.join("; ")),
         }
     }
-
-    pub fn summary(&self) -> String {
-        match &self.problem {
-            None => format!(
-                "correct: max abs error {:.4}, relative Frobenius error {:.2e}",
-                self.max_abs_err, self.rel_fro_err
-            ),
-            Some(p) => p.clone(),
-        }
-    }
 }
 
 /// Checks `variant` on operand set 0 against cublasGemmEx on the same inputs, freshly drawn from `seed`.

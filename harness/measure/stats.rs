@@ -142,24 +142,6 @@ impl Estimate {
     pub fn speedup(&self) -> f64 {
         1.0 / self.ratio
     }
-    /// One line for a trial's output.
-    pub fn summary(&self) -> String {
-        format!(
-            "ratio {:.4} (candidate/baseline time), {:.1}% CI [{:.4}, {:.4}] over {} rounds x {} pairs ({} look{}), noise: pair {:.2}%, between rounds {:.2}% -> {} (band +-{:.1}%)",
-            self.ratio,
-            self.settings.look_confidence() * 100.0,
-            self.ci.0,
-            self.ci.1,
-            self.rounds,
-            self.settings.pairs_per_round,
-            self.looks,
-            if self.looks == 1 { "" } else { "s" },
-            self.pair_sd * 100.0,
-            self.between_round_sd * 100.0,
-            self.verdict.word(),
-            self.settings.band * 100.0
-        )
-    }
 }
 
 /// Estimate and verdict from rounds of paired log ratios, as judged at the look `rounds.len()` ends.
@@ -389,7 +371,12 @@ mod tests {
     #[test]
     fn a_ten_percent_faster_candidate_is_faster() {
         let e = estimate(&data(0.90, 0.005, 0.002, 8, 6, 1), s());
-        assert_eq!(e.verdict, Verdict::Faster, "{}", e.summary());
+        assert_eq!(
+            e.verdict,
+            Verdict::Faster,
+            "{}",
+            crate::report::text::estimate_line(&e)
+        );
         assert!((e.ratio - 0.90).abs() < 0.01);
         assert!((e.speedup() - 1.0 / 0.9).abs() < 0.02);
     }
@@ -397,13 +384,23 @@ mod tests {
     #[test]
     fn a_ten_percent_slower_candidate_is_slower() {
         let e = estimate(&data(1.10, 0.005, 0.002, 8, 6, 2), s());
-        assert_eq!(e.verdict, Verdict::Slower, "{}", e.summary());
+        assert_eq!(
+            e.verdict,
+            Verdict::Slower,
+            "{}",
+            crate::report::text::estimate_line(&e)
+        );
     }
 
     #[test]
     fn identical_distributions_give_no_change() {
         let e = estimate(&data(1.0, 0.005, 0.001, 8, 6, 3), s());
-        assert_eq!(e.verdict, Verdict::NoChange, "{}", e.summary());
+        assert_eq!(
+            e.verdict,
+            Verdict::NoChange,
+            "{}",
+            crate::report::text::estimate_line(&e)
+        );
         assert!(e.ci_equivalence.0 > 0.98 && e.ci_equivalence.1 < 1.02);
     }
 
@@ -414,21 +411,39 @@ mod tests {
         let spread = estimate(&data(1.05, 0.002, 0.03, 8, 6, 4), s());
         let width = |e: &Estimate| e.ci.1 / e.ci.0;
         assert!(width(&spread) > 5.0 * (width(&tight) - 1.0) + 1.0);
-        assert!(spread.between_round_sd > 0.015, "{}", spread.summary());
-        assert!(tight.between_round_sd < 0.002, "{}", tight.summary());
+        assert!(
+            spread.between_round_sd > 0.015,
+            "{}",
+            crate::report::text::estimate_line(&spread)
+        );
+        assert!(
+            tight.between_round_sd < 0.002,
+            "{}",
+            crate::report::text::estimate_line(&tight)
+        );
     }
 
     #[test]
     fn wide_noise_is_inconclusive_not_no_change() {
         let e = estimate(&data(1.0, 0.10, 0.05, 8, 6, 5), s());
-        assert_eq!(e.verdict, Verdict::Inconclusive, "{}", e.summary());
+        assert_eq!(
+            e.verdict,
+            Verdict::Inconclusive,
+            "{}",
+            crate::report::text::estimate_line(&e)
+        );
         assert!(e.pair_sd > 0.05);
     }
 
     #[test]
     fn a_change_on_the_band_edge_is_inconclusive() {
         let e = estimate(&data(0.98, 0.004, 0.001, 8, 6, 6), s());
-        assert_eq!(e.verdict, Verdict::Inconclusive, "{}", e.summary());
+        assert_eq!(
+            e.verdict,
+            Verdict::Inconclusive,
+            "{}",
+            crate::report::text::estimate_line(&e)
+        );
     }
 
     #[test]

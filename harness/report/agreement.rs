@@ -19,36 +19,6 @@ pub struct AgreementRow {
     pub verdicts_agree: bool,
 }
 
-impl AgreementRow {
-    pub fn summary(&self) -> String {
-        let lo = self.ratios.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = self
-            .ratios
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
-        format!(
-            "{} runs, ratios {lo:.4} to {hi:.4}, verdicts {} ({}), intervals {}",
-            self.runs,
-            self.verdicts
-                .iter()
-                .map(|v| v.word())
-                .collect::<Vec<_>>()
-                .join(" / "),
-            if self.verdicts_agree {
-                "agree"
-            } else {
-                "DISAGREE"
-            },
-            if self.intervals_overlap {
-                "overlap"
-            } else {
-                "do NOT overlap"
-            }
-        )
-    }
-}
-
 /// Agreement of the comparison records of one trial (other records are skipped).
 pub fn agree(records: &[TrialRecord]) -> AgreementRow {
     let estimates: Vec<_> = records
@@ -94,20 +64,6 @@ pub fn by_trial(records: &[TrialRecord]) -> Vec<AgreementRow> {
         .collect()
 }
 
-/// The table, and a last line counting agreements.
-pub fn print_report(rows: &[AgreementRow]) {
-    println!("\nRun-to-run agreement (each run in its own process):");
-    for row in rows {
-        println!("  {:<48} {}", row.name, row.summary());
-    }
-    let verdicts = rows.iter().filter(|r| r.verdicts_agree).count();
-    let overlap = rows.iter().filter(|r| r.intervals_overlap).count();
-    println!(
-        "  {} trials: verdicts agree in {verdicts}, intervals overlap in {overlap}",
-        rows.len()
-    );
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,13 +91,13 @@ mod tests {
         assert!(
             same.verdicts_agree && same.intervals_overlap,
             "{}",
-            same.summary()
+            crate::report::text::agreement_line(&same)
         );
         let apart = agree(&[record(0.036), record(0.09)]);
         assert!(
             apart.verdicts_agree && !apart.intervals_overlap,
             "{}",
-            apart.summary()
+            crate::report::text::agreement_line(&apart)
         );
         let rows = by_trial(&[record(0.0), record(0.05)]);
         assert_eq!(rows.len(), 1);

@@ -1,4 +1,6 @@
-//! What a run leaves: results files, and run-to-run agreement.
+//! What a run leaves and how it reads: results files, run-to-run agreement, and every line of text a run
+//! prints (text.rs: records hold data, this renders it).
 
 pub mod agreement;
 pub mod results;
+pub mod text;

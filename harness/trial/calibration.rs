@@ -46,25 +46,6 @@ impl CalibrationRow {
             Verdict::Inconclusive => self.inconclusive,
         }
     }
-    pub fn line(&self) -> String {
-        let truth = self
-            .true_ratio
-            .map(|(r, lo, hi)| format!("true ratio {r:.4} [{lo:.4}, {hi:.4}]"))
-            .unwrap_or_else(|| "true ratio 1 (A/A)".into());
-        format!(
-            "{:<34} {truth}: faster {}, slower {}, no change {}, inconclusive {}, failed {} of {}; interval +-{:.2}% (median), {:.1} s per comparison ({:.1} s timing)",
-            self.what,
-            self.faster,
-            self.slower,
-            self.no_change,
-            self.inconclusive,
-            self.failed,
-            self.repetitions,
-            self.median_half_width_pct,
-            self.median_seconds,
-            self.median_timing_seconds
-        )
-    }
 }
 
 /// The rates a calibration row must show (the README states them; the targets).

@@ -428,7 +428,7 @@ fn problem(r: &VariantRecord) -> Option<(Caught, String)> {
             format!(
                 "{}: {} (inputs from seed {}: GEMM_ABLATE_SEED={} replays it)",
                 r.name,
-                c.summary(),
+                c.problem.clone().unwrap_or_default(),
                 c.seed,
                 c.seed
             ),

@@ -173,72 +173,6 @@ pub fn check_resources(
     Ok(())
 }
 
-/// Prints a finished record the way every trial reports: what ran, what was expected and why, what was seen.
-pub fn print_record(r: &TrialRecord) {
-    println!("  ran: {}", r.description);
-    if let Some(e) = &r.expectation {
-        for line in e.describe() {
-            println!("  {line}");
-        }
-    }
-    for v in &r.variants {
-        let timing = v
-            .median_us
-            .map(|us| format!(", {us:.1} us, {:.1} {}", v.rate.unwrap_or(0.0), v.rate_unit))
-            .unwrap_or_default();
-        let check = v
-            .check
-            .as_ref()
-            .map(|c| format!(", {} (seed {})", c.summary(), c.seed))
-            .unwrap_or_default();
-        println!("  {}: {}{timing}{check}", v.name, v.label);
-    }
-    if let Some(c) = &r.comparison {
-        println!(
-            "  timing: {} vs {}: {:.1} us vs {:.1} us (medians), SM clock median {} MHz, {:.1} s",
-            c.candidate,
-            c.baseline,
-            c.candidate_median_us,
-            c.baseline_median_us,
-            c.sm_clock_median_mhz
-                .map(|m| format!("{m:.0}"))
-                .unwrap_or_else(|| "unknown".into()),
-            c.elapsed_s
-        );
-        println!("  estimate: {}", c.estimate.summary());
-    }
-    if !r.table.is_empty() {
-        println!(
-            "  {:<34} {:>11} {:>24} {:>14} {:>26}",
-            "point", "median us", "rate", "time vs first", "vs previous (95% CI)"
-        );
-        for row in &r.table {
-            match &row.rejected {
-                Some(why) => println!("  {:<34} rejected: {why}", row.point),
-                None => println!(
-                    "  {:<34} {:>11.1} {:>24} {:>14} {:>26}",
-                    row.point,
-                    row.median_us.unwrap_or(f64::NAN),
-                    row.rate
-                        .map(|r| format!("{r:.1} {}", row.rate_unit))
-                        .unwrap_or_default(),
-                    row.relative_time
-                        .map(|t| format!("{t:.3}"))
-                        .unwrap_or_default(),
-                    row.vs_previous
-                        .as_ref()
-                        .map(|e| format!("{} [{:.3}, {:.3}]", e.verdict.word(), e.ci.0, e.ci.1))
-                        .unwrap_or_else(|| "-".into())
-                ),
-            }
-        }
-    }
-    println!("  outcome: {}", r.judgement);
-    for f in &r.flags {
-        println!("  flag: {f}");
-    }
-}
-
 /// Runs one GPU trial `repeat` times, each in its own process, judges each record, and returns them.
 fn run_trial(
     name: &str,
@@ -273,7 +207,7 @@ fn run_trial(
                 println!("  -- process {} of {repeat}", i + 1);
             }
             let r = outcome.record.judged(expectation);
-            print_record(&r);
+            crate::report::text::print_record(&r);
             r
         })
         .collect()
@@ -332,7 +266,7 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                     .collect();
                 if repeat > 1 {
                     let row = agreement::agree(&records);
-                    println!("  agreement: {}", row.summary());
+                    println!("  agreement: {}", crate::report::text::agreement_line(&row));
                 }
                 {
                     let mut file = run_file.lock().unwrap();
@@ -353,7 +287,7 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     let file = run_file.lock().unwrap();
     if !file.trials.is_empty() {
         if settings.repeat > 1 {
-            agreement::print_report(&agreement::by_trial(&file.trials));
+            crate::report::text::print_agreement(&agreement::by_trial(&file.trials));
         }
         if let Ok(path) = file.path() {
             println!("results written to {}", path.display());

@@ -1,0 +1,222 @@
+//! Every line of text a run prints, in one place: records and estimates hold data; this renders them.
+
+use crate::kernel::ladder::Rung;
+use crate::kernel::problem::Shape;
+use crate::measure::check::CheckReport;
+use crate::measure::stats::Estimate;
+use crate::report::agreement::AgreementRow;
+use crate::trial::calibration::CalibrationRow;
+use crate::trial::job::{Observed, TrialRecord};
+
+/// An estimate in one line: ratio, interval, design, both noises, verdict.
+pub fn estimate_line(e: &Estimate) -> String {
+    format!(
+        "ratio {:.4} (candidate/baseline time), {:.1}% CI [{:.4}, {:.4}] over {} rounds x {} pairs ({} look{}), noise: pair {:.2}%, between rounds {:.2}% -> {} (band +-{:.1}%)",
+        e.ratio,
+        e.settings.look_confidence() * 100.0,
+        e.ci.0,
+        e.ci.1,
+        e.rounds,
+        e.settings.pairs_per_round,
+        e.looks,
+        if e.looks == 1 { "" } else { "s" },
+        e.pair_sd * 100.0,
+        e.between_round_sd * 100.0,
+        e.verdict.word(),
+        e.settings.band * 100.0
+    )
+}
+
+/// A correctness check in one line.
+pub fn check_line(c: &CheckReport) -> String {
+    match &c.problem {
+        None => format!(
+            "correct: max abs error {:.4}, relative Frobenius error {:.2e}",
+            c.max_abs_err, c.rel_fro_err
+        ),
+        Some(p) => p.clone(),
+    }
+}
+
+/// A finished record the way every trial reports: what ran, what was expected and why, what was seen.
+pub fn print_record(r: &TrialRecord) {
+    println!("  ran: {}", r.description);
+    if let Some(e) = &r.expectation {
+        for line in e.describe() {
+            println!("  {line}");
+        }
+    }
+    for v in &r.variants {
+        let timing = v
+            .median_us
+            .map(|us| format!(", {us:.1} us, {:.1} {}", v.rate.unwrap_or(0.0), v.rate_unit))
+            .unwrap_or_default();
+        let check = v
+            .check
+            .as_ref()
+            .map(|c| format!(", {} (seed {})", check_line(c), c.seed))
+            .unwrap_or_default();
+        println!("  {}: {}{timing}{check}", v.name, v.label);
+    }
+    if let Some(c) = &r.comparison {
+        println!(
+            "  timing: {} vs {}: {:.1} us vs {:.1} us (medians), SM clock median {} MHz, {:.1} s",
+            c.candidate,
+            c.baseline,
+            c.candidate_median_us,
+            c.baseline_median_us,
+            c.sm_clock_median_mhz
+                .map(|m| format!("{m:.0}"))
+                .unwrap_or_else(|| "unknown".into()),
+            c.elapsed_s
+        );
+        println!("  estimate: {}", estimate_line(&c.estimate));
+    }
+    if !r.table.is_empty() {
+        println!(
+            "  {:<34} {:>11} {:>24} {:>14} {:>26}",
+            "point", "median us", "rate", "time vs first", "vs previous (look CI)"
+        );
+        for row in &r.table {
+            match &row.rejected {
+                Some(why) => println!("  {:<34} rejected: {why}", row.point),
+                None => println!(
+                    "  {:<34} {:>11.1} {:>24} {:>14} {:>26}",
+                    row.point,
+                    row.median_us.unwrap_or(f64::NAN),
+                    row.rate
+                        .map(|r| format!("{r:.1} {}", row.rate_unit))
+                        .unwrap_or_default(),
+                    row.relative_time
+                        .map(|t| format!("{t:.3}"))
+                        .unwrap_or_default(),
+                    row.vs_previous
+                        .as_ref()
+                        .map(|e| format!("{} [{:.3}, {:.3}]", e.verdict.word(), e.ci.0, e.ci.1))
+                        .unwrap_or_else(|| "-".into())
+                ),
+            }
+        }
+    }
+    println!("  outcome: {}", r.judgement);
+    for f in &r.flags {
+        println!("  flag: {f}");
+    }
+}
+
+/// One trial across its runs.
+pub fn agreement_line(row: &AgreementRow) -> String {
+    let lo = row.ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = row.ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!(
+        "{} runs, ratios {lo:.4} to {hi:.4}, verdicts {} ({}), intervals {}",
+        row.runs,
+        row.verdicts
+            .iter()
+            .map(|v| v.word())
+            .collect::<Vec<_>>()
+            .join(" / "),
+        if row.verdicts_agree {
+            "agree"
+        } else {
+            "DISAGREE"
+        },
+        if row.intervals_overlap {
+            "overlap"
+        } else {
+            "do NOT overlap"
+        }
+    )
+}
+
+/// The agreement table, and a last line counting agreements.
+pub fn print_agreement(rows: &[AgreementRow]) {
+    println!("\nRun-to-run agreement (each run in its own process):");
+    for row in rows {
+        println!("  {:<48} {}", row.name, agreement_line(row));
+    }
+    let verdicts = rows.iter().filter(|r| r.verdicts_agree).count();
+    let overlap = rows.iter().filter(|r| r.intervals_overlap).count();
+    println!(
+        "  {} trials: verdicts agree in {verdicts}, intervals overlap in {overlap}",
+        rows.len()
+    );
+}
+
+/// A calibration row: the truth and how the short comparisons judged it.
+pub fn calibration_line(row: &CalibrationRow) -> String {
+    let truth = row
+        .true_ratio
+        .map(|(r, lo, hi)| format!("true ratio {r:.4} [{lo:.4}, {hi:.4}]"))
+        .unwrap_or_else(|| "true ratio 1 (A/A)".into());
+    format!(
+        "{:<34} {truth}: faster {}, slower {}, no change {}, inconclusive {}, failed {} of {}; interval +-{:.2}% (median), {:.1} s per comparison ({:.1} s timing)",
+        row.what,
+        row.faster,
+        row.slower,
+        row.no_change,
+        row.inconclusive,
+        row.failed,
+        row.repetitions,
+        row.median_half_width_pct,
+        row.median_seconds,
+        row.median_timing_seconds
+    )
+}
+
+/// A ladder cell: "123.4 us 0.85x err 0.000", marked when it left its pin, or what went wrong.
+pub fn ladder_cell(r: &TrialRecord) -> String {
+    let kernel = r.variants.get(1);
+    let err = kernel.and_then(|v| v.check.as_ref()).map(|c| c.max_abs_err);
+    let mark = if r.passed { "" } else { " (!)" };
+    match (kernel.and_then(|v| v.median_us), r.speedup(), err) {
+        (Some(us), Some(s), Some(e)) => format!("{us:.1} us {s:.2}x err {e:.3}{mark}"),
+        _ => {
+            let why = match &r.observed {
+                Observed::Wrong { message, .. } => message.clone(),
+                Observed::Hang(m) | Observed::HostTimeout(m) | Observed::Error(m) => m.clone(),
+                o => o.kind().to_string(),
+            };
+            let first = why.lines().next().unwrap_or("");
+            format!("FAILED: {}", first.chars().take(60).collect::<String>())
+        }
+    }
+}
+
+/// The main job's table: every rung against cuBLAS on every shape.
+pub fn print_ladder(records: &[TrialRecord], shapes: &[Shape]) {
+    println!("\nLadder vs cuBLAS (fp16; time per GEMM, speed relative to cuBLAS, max abs error vs cuBLAS;");
+    println!("(!) marks a cell whose ratio to cuBLAS moved beyond its pinned value)\n");
+    print!("{:<22}", "rung");
+    for s in shapes {
+        print!(" | {:<26}", s.name);
+    }
+    println!();
+    print!("{:<22}", "cuBLAS");
+    for s in shapes {
+        let c = records
+            .iter()
+            .find(|r| r.shape.as_ref() == Some(s))
+            .and_then(|r| r.variants.first())
+            .and_then(|v| {
+                v.median_us
+                    .map(|us| format!("{us:.1} us {:.0} TF/s", v.rate.unwrap_or(0.0)))
+            })
+            .unwrap_or_default();
+        print!(" | {c:<26}");
+    }
+    println!();
+    for rung in Rung::ALL {
+        print!("{:<22}", rung.name());
+        for s in shapes {
+            let name = format!("ladder::{}::{}", rung.name(), s.name);
+            let c = records
+                .iter()
+                .find(|r| r.name == name)
+                .map(ladder_cell)
+                .unwrap_or_default();
+            print!(" | {c:<26}");
+        }
+        println!();
+    }
+}
