@@ -361,8 +361,8 @@ fn gpu_trials() -> Vec<GpuTrial> {
 
 fn main() -> ExitCode {
     let gpu = gpu_trials();
-    let mut cpu = harness::trial::suite::compile_trials(&gpu);
-    cpu.extend(harness::trial::suite::show_trials());
-    cpu.extend(harness::trial::replay::trials("ablations", &gpu));
-    harness::trial::suite::main("ablations", gpu, cpu)
+    let mut cpu = harness::suite::compile_trials(&gpu);
+    cpu.extend(harness::suite::show_trials());
+    cpu.extend(harness::replay::trials("ablations", &gpu));
+    harness::suite::main("ablations", gpu, cpu)
 }

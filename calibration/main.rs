@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         },
         expectation(),
     );
-    let mut trials: Vec<Trial> = harness::trial::suite::compile_trials(&[spin]);
+    let mut trials: Vec<Trial> = harness::suite::compile_trials(&[spin]);
     for (name, body) in gpu {
         let (available, file) = (available.clone(), file.clone());
         trials.push(
@@ -125,7 +125,7 @@ fn main() -> ExitCode {
         }
         Ok(())
     }));
-    let replay_file = harness::trial::replay::reference_runs("calibration");
+    let replay_file = harness::replay::reference_runs("calibration");
     trials.push(Trial::test("replay::calibration", move || {
         if replay_file.is_empty() {
             return Err(Failed::from(

@@ -14,8 +14,10 @@ pub mod error;
 pub mod gpu;
 pub mod kernel;
 pub mod measure;
+pub mod replay;
 pub mod report;
 pub mod settings;
+pub mod suite;
 pub mod trial;
 
 #[cfg(test)]
@@ -27,5 +29,5 @@ pub use kernel::loadpath::LoadPathConfig;
 pub use kernel::problem::{shape, DType, Shape};
 pub use measure::stats::Verdict;
 pub use trial::expect::{Caught, Expect, Expectation};
+pub use trial::job::GpuTrial;
 pub use trial::job::{Job, VariantSpec};
-pub use trial::suite::GpuTrial;

@@ -1,10 +1,10 @@
 //! Every bad-input message, checked on the CPU: each names the constraint it enforces, before any launch.
 
 use crate::error::{CudaContext as _, Error};
-use crate::gpu::tma;
 use crate::kernel::config::{Raster, Swizzle};
 use crate::kernel::ladder::{parse_spec, Rung};
 use crate::kernel::problem::{shape, DType, Shape};
+use crate::kernel::tma;
 
 fn err(r: crate::error::Result<impl std::fmt::Debug>) -> String {
     r.expect_err("expected an error").to_string()

@@ -274,7 +274,7 @@ fn main() -> ExitCode {
     .into_iter()
     .flatten()
     .collect();
-    let mut cpu = harness::trial::suite::compile_trials(&gpu);
-    cpu.extend(harness::trial::replay::trials("microbench", &gpu));
-    harness::trial::suite::main("microbench", gpu, cpu)
+    let mut cpu = harness::suite::compile_trials(&gpu);
+    cpu.extend(harness::replay::trials("microbench", &gpu));
+    harness::suite::main("microbench", gpu, cpu)
 }

@@ -8,4 +8,3 @@ pub mod launch;
 pub mod memory;
 pub mod nvml;
 pub mod probe;
-pub mod tma;

@@ -7,4 +7,4 @@ pub mod loadpath;
 pub mod problem;
 pub mod source;
 pub mod switches;
-pub mod variant;
+pub mod tma;

@@ -6,9 +6,9 @@ use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
 use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::problem::{DType, Tolerance};
-use crate::kernel::variant::Variant;
 use crate::measure::operands::{Operands, UtilKernels};
 use crate::measure::reference::{Cublas, CublasPath};
+use crate::measure::variant::Variant;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -7,3 +7,4 @@ pub mod operands;
 pub mod reference;
 pub mod stats;
 pub mod timing;
+pub mod variant;

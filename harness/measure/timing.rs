@@ -5,8 +5,8 @@
 
 use crate::error::{CudaContext as _, Result};
 use crate::gpu::device::Gpu;
-use crate::kernel::variant::Variant;
 use crate::measure::stats::{self, Estimate};
+use crate::measure::variant::Variant;
 use crate::settings::TimingSettings;
 use cudarc::driver::sys::CUevent_flags;
 use serde::{Deserialize, Serialize};

@@ -6,8 +6,8 @@ use crate::kernel::ladder::Rung;
 use crate::kernel::problem::{shape, DType};
 use crate::measure::stats::Verdict;
 use crate::trial::expect::{Expect, Expectation};
+use crate::trial::job::GpuTrial;
 use crate::trial::job::{Job, VariantSpec};
-use crate::trial::suite::GpuTrial;
 
 /// A verdict stated before measuring, with its source.
 pub fn expect_verdict(v: Verdict, why: &str) -> Expectation {

@@ -10,14 +10,14 @@ use crate::gpu::compile::ResourceReport;
 use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
 use crate::kernel::config::GemmConfig;
-use crate::kernel::loadpath::{LoadPathConfig, LoadPathKernel};
+use crate::kernel::loadpath::LoadPathConfig;
 use crate::kernel::problem::{DType, Shape};
-use crate::kernel::variant::{GemmKernel, Variant};
 use crate::measure::check::{self, CheckReport};
 use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
 use crate::measure::stats::{self, Estimate};
 use crate::measure::timing::{self, Comparison, RoundOperands};
+use crate::measure::variant::{GemmKernel, LoadPathKernel, Variant};
 use crate::settings::Settings;
 use crate::trial::expect::{Caught, Expectation, Judgement};
 use serde::{Deserialize, Serialize};
@@ -203,6 +203,30 @@ pub struct SweepRow {
     /// The comparison against the previous point that ran.
     pub vs_previous: Option<Estimate>,
     pub max_abs_err: Option<f64>,
+}
+
+/// A GPU trial: a name (hierarchical, `ablation::swizzle::square4096`), what it runs, and what it expects.
+pub struct GpuTrial {
+    pub name: String,
+    pub job: Job,
+    pub expectation: Expectation,
+    /// Overrides the default per-trial deadline.
+    pub deadline_s: Option<f64>,
+}
+
+impl GpuTrial {
+    pub fn new(name: impl Into<String>, job: Job, expectation: Expectation) -> GpuTrial {
+        GpuTrial {
+            name: name.into(),
+            job,
+            expectation,
+            deadline_s: None,
+        }
+    }
+    pub fn with_deadline_s(mut self, seconds: f64) -> GpuTrial {
+        self.deadline_s = Some(seconds);
+        self
+    }
 }
 
 /// Everything a trial measured and concluded; one element of a results file.

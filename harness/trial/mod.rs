@@ -6,6 +6,4 @@ pub mod expect;
 pub mod hypothesis;
 pub mod job;
 pub mod pins;
-pub mod replay;
 pub mod subprocess;
-pub mod suite;

@@ -3,7 +3,7 @@
 
 use crate::report::results::RunFile;
 use crate::trial::expect::judge;
-use crate::trial::suite::GpuTrial;
+use crate::trial::job::GpuTrial;
 use libtest_mimic::{Failed, Trial};
 use std::path::PathBuf;
 

@@ -8,36 +8,13 @@ use crate::report::agreement;
 use crate::report::results::{Environment, RunFile};
 use crate::settings::Settings;
 use crate::trial::expect::Expectation;
+use crate::trial::job::GpuTrial;
 use crate::trial::job::{Job, TrialRecord, VariantSpec};
 use crate::trial::subprocess;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// A GPU trial: a name (hierarchical, `ablation::swizzle::square4096`), what it runs, and what it expects.
-pub struct GpuTrial {
-    pub name: String,
-    pub job: Job,
-    pub expectation: Expectation,
-    /// Overrides the default per-trial deadline.
-    pub deadline_s: Option<f64>,
-}
-
-impl GpuTrial {
-    pub fn new(name: impl Into<String>, job: Job, expectation: Expectation) -> GpuTrial {
-        GpuTrial {
-            name: name.into(),
-            job,
-            expectation,
-            deadline_s: None,
-        }
-    }
-    pub fn with_deadline_s(mut self, seconds: f64) -> GpuTrial {
-        self.deadline_s = Some(seconds);
-        self
-    }
-}
 
 /// The NVRTC programs a variant compiles to (none for cuBLAS), with a name for its compile trial.
 fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
