@@ -21,6 +21,8 @@ pub mod suite;
 pub mod trial;
 
 #[cfg(test)]
+mod layering_tests;
+#[cfg(test)]
 mod validation_tests;
 
 pub use kernel::config::{Fault, GemmConfig, Raster, Swizzle};
