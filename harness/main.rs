@@ -9,6 +9,7 @@
 //!   gemm-ablate list                    the rungs and what each adds
 //!   gemm-ablate device                  what the GPU is
 //!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
+//!   gemm-ablate report FILE... [--out DIR]  a markdown report with SVG charts (grouped by GPU and host)
 
 use harness::gpu::device;
 use harness::kernel::source;
@@ -21,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE...]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE... | report FILE... [--out DIR]]");
     ExitCode::from(2)
 }
 
@@ -103,6 +104,7 @@ fn main() -> ExitCode {
         }
         Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..], deadline),
         Some("agree") if args.len() >= 2 => agree(&args[1..]),
+        Some("report") => report(&args[1..]),
         Some("list") => {
             for r in Rung::ALL {
                 println!(
@@ -138,6 +140,50 @@ fn main() -> ExitCode {
             }
         },
         Some(_) => usage(),
+    }
+}
+
+/// A markdown report with SVG charts from results files: `report FILE... [--out DIR]`.
+fn report(args: &[String]) -> ExitCode {
+    let mut files = Vec::new();
+    let mut out = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--out" {
+            match it.next() {
+                Some(d) => out = Some(std::path::PathBuf::from(d)),
+                None => {
+                    eprintln!("--out needs a folder");
+                    return ExitCode::from(2);
+                }
+            }
+        } else {
+            files.push(std::path::PathBuf::from(a));
+        }
+    }
+    let built = harness::report::markdown::read_runs(&files)
+        .and_then(|runs| harness::report::markdown::build(&runs));
+    let report = match built {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let dir = out.unwrap_or_else(|| harness::report::markdown::default_dir(&files[0]));
+    match harness::report::markdown::write(&report, &dir) {
+        Ok(p) => {
+            println!(
+                "report written to {} ({} charts)",
+                p.display(),
+                report.charts.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

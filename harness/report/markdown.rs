@@ -1,0 +1,485 @@
+//! `gemm-ablate report FILE...`: a markdown report with SVG charts from one or more results files, grouped by
+//! GPU model and host (so files from several machines merge into one report). Everything is built in memory
+//! first: an unreadable or foreign file is an error and nothing is written.
+
+use crate::kernel::ladder::Rung;
+use crate::measure::stats::chained_interval;
+use crate::report::charts::{self, ForestRow, LadderLine, SweepPoint};
+use crate::report::results::RunFile;
+use crate::trial::expect::Source;
+use crate::trial::job::{Observed, TrialRecord};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A report: the markdown and its charts (file name, SVG text).
+pub struct Report {
+    pub markdown: String,
+    pub charts: Vec<(String, String)>,
+}
+
+/// Reads results files; a file that is not one is an error naming it.
+pub fn read_runs(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, String> {
+    if files.is_empty() {
+        return Err("report needs at least one results file".into());
+    }
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| format!("{}: cannot read it: {e}", f.display()))?;
+            let run: RunFile = serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "{}: not a gemm-ablate results file of this version ({e}); older runs live in a folder per commit and have another format",
+                    f.display()
+                )
+            })?;
+            let stem = f
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("run")
+                .to_string();
+            Ok((stem, run))
+        })
+        .collect()
+}
+
+/// The seed's verdict word from an expectation's source, and whether the H200 refuted it.
+fn seed_note(r: &TrialRecord) -> Option<String> {
+    let word = |text: &str| {
+        text.split("seed (B200): ")
+            .nth(1)
+            .map(|rest| rest.split(" (").next().unwrap_or(rest).to_string())
+    };
+    match &r.expectation.as_ref()?.source {
+        Source::Hypothesis(h) => word(h).map(|w| format!("seed: {w}")),
+        Source::Pinned {
+            refuted: Some(h), ..
+        } => word(h).map(|w| format!("seed: {w} (not confirmed)")),
+        _ => None,
+    }
+}
+
+fn verdict_of(r: &TrialRecord) -> Option<&crate::measure::stats::Estimate> {
+    match &r.observed {
+        Observed::Compared(e) => Some(e),
+        _ => None,
+    }
+}
+
+fn safe(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// Builds the report of these runs.
+pub fn build(runs: &[(String, RunFile)]) -> Result<Report, String> {
+    let mut md = String::from("# gemm-ablate report\n\n");
+    let mut charts = Vec::new();
+    // Group by GPU model and host, in first-seen order.
+    let mut groups: Vec<(String, Vec<&(String, RunFile)>)> = Vec::new();
+    for run in runs {
+        let env = &run.1.environment;
+        let key = format!(
+            "{} on {}",
+            env.device
+                .as_ref()
+                .map(|d| d.name.clone())
+                .unwrap_or_else(|| "an unknown GPU".into()),
+            if env.host.is_empty() {
+                "an unknown host"
+            } else {
+                &env.host
+            }
+        );
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(run),
+            None => groups.push((key, vec![run])),
+        }
+    }
+    for (key, group) in &groups {
+        let _ = writeln!(md, "## {key}\n");
+        for (stem, run) in group {
+            section(&mut md, &mut charts, stem, run)?;
+        }
+    }
+    Ok(Report {
+        markdown: md,
+        charts,
+    })
+}
+
+fn section(
+    md: &mut String,
+    charts: &mut Vec<(String, String)>,
+    stem: &str,
+    run: &RunFile,
+) -> Result<(), String> {
+    let env = &run.environment;
+    let passed = run.trials.iter().filter(|t| t.passed).count();
+    let _ = writeln!(
+        md,
+        "### {stem} ({}): {passed} of {} trials passed\n",
+        run.suite,
+        run.trials.len()
+    );
+    let _ = writeln!(md, "| environment | |\n|---|---|");
+    if let Some(d) = &env.device {
+        let _ =
+            writeln!(
+            md,
+            "| GPU | {} ({} SMs, {:.0} MB L2, max SM clock {} MHz, memory clock {} MHz, bus {}) |",
+            d.name,
+            d.sm_count,
+            d.l2_bytes as f64 / 1e6,
+            d.max_sm_clock_mhz.map(|c| c.to_string()).unwrap_or("?".into()),
+            d.mem_clock_mhz.map(|c| c.to_string()).unwrap_or("?".into()),
+            d.pci_bus_id
+        );
+        let _ = writeln!(
+            md,
+            "| driver, CUDA | {}, {} |",
+            d.driver_version, d.cuda_driver_api
+        );
+    }
+    let _ = writeln!(md, "| commit | `{}` |", env.commit);
+    let _ = writeln!(md, "| date, host | {}, {} |", env.date, env.host);
+    let settings: Vec<String> = env
+        .settings
+        .iter()
+        .filter(|(k, _)| k != "GEMM_ABLATE_RESULTS_DIR")
+        .map(|(k, v)| format!("`{k}={v}`"))
+        .collect();
+    let _ = writeln!(
+        md,
+        "| settings | {} |\n",
+        if settings.is_empty() {
+            "defaults".into()
+        } else {
+            settings.join(", ")
+        }
+    );
+
+    ladder(md, charts, stem, &run.trials)?;
+    forest(md, charts, stem, &run.trials)?;
+    sweeps(md, charts, stem, &run.trials)?;
+    noise_table(md, &run.trials);
+    if !run.calibration.is_empty() {
+        let _ = writeln!(
+            md,
+            "#### Calibration (each comparison in its own process)\n\n| truth | faster | slower | no change | inconclusive | failed | median interval | time per comparison |\n|---|---|---|---|---|---|---|---|"
+        );
+        for r in &run.calibration {
+            let truth = r
+                .true_ratio
+                .map(|(t, lo, hi)| format!("{}: true ratio {t:.4} [{lo:.4}, {hi:.4}]", r.what))
+                .unwrap_or_else(|| r.what.clone());
+            let _ = writeln!(
+                md,
+                "| {truth} | {} | {} | {} | {} | {} | +-{:.2}% | {:.1} s |",
+                r.faster,
+                r.slower,
+                r.no_change,
+                r.inconclusive,
+                r.failed,
+                r.median_half_width_pct,
+                r.median_seconds
+            );
+        }
+        md.push('\n');
+    }
+    let failed: Vec<&TrialRecord> = run.trials.iter().filter(|t| !t.passed).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(md, "#### Trials that failed\n");
+        for t in failed {
+            let _ = writeln!(md, "- `{}`: {}", t.name, t.judgement);
+        }
+        md.push('\n');
+    }
+    Ok(())
+}
+
+fn ladder(
+    md: &mut String,
+    charts: &mut Vec<(String, String)>,
+    stem: &str,
+    trials: &[TrialRecord],
+) -> Result<(), String> {
+    let cells: Vec<&TrialRecord> = trials
+        .iter()
+        .filter(|t| t.name.starts_with("ladder::"))
+        .collect();
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let mut shapes: Vec<String> = Vec::new();
+    for t in &cells {
+        if let Some(s) = &t.shape {
+            if !shapes.contains(&s.name) {
+                shapes.push(s.name.clone());
+            }
+        }
+    }
+    let rungs: Vec<String> = Rung::ALL.iter().map(|r| r.name()).collect();
+    let rate = |t: &TrialRecord, i: usize| t.variants.get(i).and_then(|v| v.rate);
+    let lines: Vec<LadderLine> = shapes
+        .iter()
+        .map(|s| {
+            let of = |rung: &str| {
+                cells
+                    .iter()
+                    .find(|t| t.name == format!("ladder::{rung}::{s}"))
+                    .copied()
+            };
+            let cublas: Vec<f64> = rungs
+                .iter()
+                .filter_map(|r| of(r).and_then(|t| rate(t, 0)))
+                .collect();
+            LadderLine {
+                shape: s.clone(),
+                tflops: rungs
+                    .iter()
+                    .map(|r| of(r).and_then(|t| rate(t, 1)))
+                    .collect(),
+                cublas_tflops: (!cublas.is_empty()).then(|| crate::measure::stats::median(&cublas)),
+            }
+        })
+        .collect();
+    let short: Vec<String> = rungs
+        .iter()
+        .map(|r| r.split('_').next().unwrap_or(r).to_string())
+        .collect();
+    let file = format!("{stem}-ladder.svg");
+    charts.push((file.clone(), charts::ladder(&short, &lines)?));
+    let _ = writeln!(md, "#### The ladder against cuBLAS\n\n![ladder]({file})\n");
+    let _ = writeln!(
+        md,
+        "| rung | {} |\n|---|{}",
+        shapes.join(" | "),
+        "---|".repeat(shapes.len())
+    );
+    for r in &rungs {
+        let row: Vec<String> = shapes
+            .iter()
+            .map(|s| {
+                cells
+                    .iter()
+                    .find(|t| t.name == format!("ladder::{r}::{s}"))
+                    .map(|t| crate::report::text::ladder_cell(t))
+                    .unwrap_or_default()
+            })
+            .collect();
+        let _ = writeln!(md, "| {r} | {} |", row.join(" | "));
+    }
+    md.push('\n');
+    Ok(())
+}
+
+fn forest(
+    md: &mut String,
+    charts: &mut Vec<(String, String)>,
+    stem: &str,
+    trials: &[TrialRecord],
+) -> Result<(), String> {
+    let rows: Vec<ForestRow> = trials
+        .iter()
+        .filter(|t| !t.name.starts_with("ladder::") && !t.name.contains("::rep"))
+        .filter_map(|t| {
+            let e = verdict_of(t)?;
+            let seed = seed_note(t).map(|s| format!("; {s}")).unwrap_or_default();
+            Some(ForestRow {
+                label: t.name.clone(),
+                ratio: e.ratio,
+                interval: e.ci,
+                note: format!("{} ({:.3}){seed}", e.verdict.word(), e.ratio),
+                passed: t.passed,
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let band = trials
+        .iter()
+        .find_map(verdict_of)
+        .map(|e| e.settings.band)
+        .unwrap_or(0.02);
+    let file = format!("{stem}-comparisons.svg");
+    charts.push((
+        file.clone(),
+        charts::forest(
+            "Time ratio with its interval; shaded: the no-change band",
+            &rows,
+            band,
+        )?,
+    ));
+    let _ = writeln!(
+        md,
+        "#### Comparisons (candidate / baseline time; red: the trial failed)\n\n![comparisons]({file})\n"
+    );
+    Ok(())
+}
+
+fn sweeps(
+    md: &mut String,
+    charts: &mut Vec<(String, String)>,
+    stem: &str,
+    trials: &[TrialRecord],
+) -> Result<(), String> {
+    for t in trials.iter().filter(|t| !t.table.is_empty()) {
+        // Each ran point's time relative to the first, its interval chained through the neighbour comparisons.
+        let mut parts = Vec::new();
+        let mut started = false;
+        let points: Vec<SweepPoint> = t
+            .table
+            .iter()
+            .map(|row| {
+                let relative = match (&row.vs_previous, row.relative_time) {
+                    (_, None) => None,
+                    (None, Some(_)) if !started => {
+                        started = true;
+                        Some((1.0, 1.0, 1.0))
+                    }
+                    (Some(e), Some(_)) => {
+                        parts.push(e);
+                        let confidence = e.settings.confidence;
+                        let (m, lo, hi) = chained_interval(&parts, confidence);
+                        Some((m.exp(), lo.exp(), hi.exp()))
+                    }
+                    (None, Some(r)) => Some((r, r, r)),
+                };
+                SweepPoint {
+                    label: row.point.clone(),
+                    relative,
+                }
+            })
+            .collect();
+        let file = format!("{stem}-{}.svg", safe(&t.name));
+        charts.push((file.clone(), charts::sweep(&t.name, &points)?));
+        let _ = writeln!(
+            md,
+            "#### {}\n\n![{}]({file})\n\n{}\n",
+            t.name, t.name, t.judgement
+        );
+    }
+    Ok(())
+}
+
+fn noise_table(md: &mut String, trials: &[TrialRecord]) {
+    let aa: Vec<&TrialRecord> = trials
+        .iter()
+        .filter(|t| t.name.starts_with("noise::"))
+        .collect();
+    if aa.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "#### Noise (A/A)\n\n| trial | verdict | ratio | interval | pair noise | between rounds | rounds |\n|---|---|---|---|---|---|---|"
+    );
+    for t in aa {
+        if let Some(e) = verdict_of(t) {
+            let _ = writeln!(
+                md,
+                "| `{}` | {} | {:.4} | [{:.4}, {:.4}] | {:.2}% | {:.2}% | {} |",
+                t.name,
+                e.verdict.word(),
+                e.ratio,
+                e.ci.0,
+                e.ci.1,
+                e.pair_sd * 100.0,
+                e.between_round_sd * 100.0,
+                e.rounds
+            );
+        }
+    }
+    md.push('\n');
+}
+
+/// Where a report goes by default: beside the first results file, in a folder named after it.
+pub fn default_dir(first: &Path) -> PathBuf {
+    let stem = first.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
+    first
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(format!("{stem}-report"))
+}
+
+/// Writes the report (report.md and the charts) into `dir`.
+pub fn write(report: &Report, dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (name, svg) in &report.charts {
+        std::fs::write(dir.join(name), svg).map_err(|e| format!("{name}: {e}"))?;
+    }
+    let path = dir.join("report.md");
+    std::fs::write(&path, &report.markdown).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn committed(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("results/h200")
+            .join(name)
+    }
+
+    #[test]
+    fn a_report_of_the_committed_runs_has_every_section() {
+        let runs = read_runs(&[
+            committed("ablations-20261130T123530Z.json"),
+            committed("microbench-20261130T124018Z.json"),
+            committed("calibration-20261130T124145Z.json"),
+        ])
+        .unwrap();
+        let r = build(&runs).unwrap();
+        for part in [
+            "## NVIDIA H200 on",
+            "The ladder against cuBLAS",
+            "Comparisons",
+            "stages::rung3::square4096",
+            "Noise (A/A)",
+            "Calibration",
+            "driver, CUDA | 580.159.04",
+        ] {
+            assert!(r.markdown.contains(part), "missing {part}");
+        }
+        assert!(r.charts.iter().any(|(n, _)| n.ends_with("-ladder.svg")));
+        assert!(r.charts.len() >= 10);
+        // The seed's verdict is printed beside the H200's.
+        let forest = &r
+            .charts
+            .iter()
+            .find(|(n, _)| n.starts_with("ablations") && n.ends_with("-comparisons.svg"))
+            .unwrap()
+            .1;
+        assert!(forest.contains("seed: faster") && forest.contains("(not confirmed)"));
+    }
+
+    #[test]
+    fn a_foreign_or_old_file_is_a_clear_error() {
+        let e = read_runs(&[committed("b9d1c9c/ablations-full-20261130T010413Z.json")])
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("not a gemm-ablate results file of this version"),
+            "{e}"
+        );
+        let e = read_runs(&[committed("no-such-file.json")]).err().unwrap();
+        assert!(e.contains("cannot read it"), "{e}");
+        assert!(read_runs(&[]).is_err());
+    }
+
+    #[test]
+    fn runs_from_several_hosts_are_grouped() {
+        let mut runs = read_runs(&[committed("ablations-20261130T123530Z.json")]).unwrap();
+        let mut other = runs[0].clone();
+        other.0 = "other".into();
+        other.1.environment.host = "another-host".into();
+        runs.push(other);
+        let r = build(&runs).unwrap();
+        assert_eq!(r.markdown.matches("\n## NVIDIA H200 on").count(), 2);
+    }
+}
