@@ -10,6 +10,7 @@
 //!   gemm-ablate device                  what the GPU is
 //!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
 //!   gemm-ablate report FILE... [--out DIR]  a markdown report with SVG charts (grouped by GPU and host)
+//!   gemm-ablate baseline NOW BASE [--fail-on-slower]  every trial of a run against the same trial in another
 
 use harness::gpu::device;
 use harness::kernel::source;
@@ -22,7 +23,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE... | report FILE... [--out DIR]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE... | report FILE... [--out DIR] | baseline NOW BASE [--fail-on-slower]]");
     ExitCode::from(2)
 }
 
@@ -105,6 +106,7 @@ fn main() -> ExitCode {
         Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..], deadline),
         Some("agree") if args.len() >= 2 => agree(&args[1..]),
         Some("report") => report(&args[1..]),
+        Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
         Some("list") => {
             for r in Rung::ALL {
                 println!(
@@ -140,6 +142,31 @@ fn main() -> ExitCode {
             }
         },
         Some(_) => usage(),
+    }
+}
+
+/// One results file against another taken as the baseline: `baseline NOW.json BASE.json [--fail-on-slower]`.
+fn baseline(args: &[String]) -> ExitCode {
+    let fail = args.iter().any(|a| a == "--fail-on-slower");
+    let files: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let [now, base] = files[..] else {
+        eprintln!("usage: gemm-ablate baseline NOW.json BASELINE.json [--fail-on-slower]");
+        return ExitCode::from(2);
+    };
+    let read = |f: &str| RunFile::read(std::path::Path::new(f)).map_err(|e| format!("{f}: {e}"));
+    let (now, base) = match (read(now), read(base)) {
+        (Ok(n), Ok(b)) => (n, b),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cmp = harness::report::baseline::compare(&now, &base);
+    harness::report::text::print_baseline(&cmp, &files[1].to_string());
+    if fail && !cmp.slower().is_empty() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -222,11 +249,17 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
     }
     let shapes = harness::kernel::problem::standard_shapes();
     let mut records: Vec<TrialRecord> = Vec::new();
-    for trial in harness::trial::hypothesis::ladder_trials() {
+    let chosen: Vec<_> = harness::trial::hypothesis::ladder_trials()
+        .into_iter()
+        .filter(|t| {
+            let name = t.name.trim_start_matches("ladder::");
+            filters.is_empty() || filters.iter().any(|f| name.contains(f))
+        })
+        .collect();
+    let progress = harness::suite::Progress::new(chosen.len());
+    for trial in chosen {
         let name = trial.name.trim_start_matches("ladder::").to_string();
-        if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
-            continue;
-        }
+        progress.start(&name);
         let r = subprocess::run_in_child(&trial.name, &trial.job, deadline)
             .record
             .judged(&trial.expectation);

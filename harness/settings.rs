@@ -44,10 +44,14 @@ pub struct Settings {
     /// A decisive look ends the comparison only once the interval's half-width (log scale) is under this; the
     /// suite sets it for trials that check a pinned ratio, which need precision more than a verdict.
     pub precision: Option<f64>,
+    /// Baselines: save this run under a name, compare it with a saved one, fail when a trial got slower.
+    pub save_baseline: Option<String>,
+    pub baseline: Option<String>,
+    pub fail_on_slower: bool,
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 18] = [
+pub const KNOWN: [(&str, &str); 21] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -94,6 +98,18 @@ pub const KNOWN: [(&str, &str); 18] = [
     (
         "GEMM_ABLATE_PRECISION",
         "a decisive look ends the comparison only once the interval's half-width is under this fraction (none)",
+    ),
+    (
+        "GEMM_ABLATE_SAVE_BASELINE",
+        "save the run as the baseline of this name (results/baselines/NAME/SUITE.json)",
+    ),
+    (
+        "GEMM_ABLATE_BASELINE",
+        "compare the run with the baseline of this name, trial by trial",
+    ),
+    (
+        "GEMM_ABLATE_FAIL_ON_SLOWER",
+        "1: the run fails when any trial got slower than the baseline (for CI gating)",
     ),
     (
         "GEMM_ABLATE_FRESH_OPERANDS",
@@ -151,6 +167,9 @@ impl Default for Settings {
             seed: None,
             fresh_operands: true,
             precision: None,
+            save_baseline: None,
+            baseline: None,
+            fail_on_slower: false,
         }
     }
 }
@@ -308,6 +327,15 @@ impl Settings {
                     "a fraction in (0, 0.5)",
                 )?),
             },
+            save_baseline: baseline_name(vars, "GEMM_ABLATE_SAVE_BASELINE")?,
+            baseline: baseline_name(vars, "GEMM_ABLATE_BASELINE")?,
+            fail_on_slower: parse(
+                vars,
+                "GEMM_ABLATE_FAIL_ON_SLOWER",
+                0u8,
+                |x| *x <= 1,
+                "0 or 1",
+            )? == 1,
         })
     }
 
@@ -317,6 +345,15 @@ impl Settings {
             eprintln!("{e}");
             std::process::exit(2)
         })
+    }
+}
+
+fn baseline_name(vars: &[(String, String)], name: &str) -> Result<Option<String>> {
+    match vars.iter().find(|(k, _)| k == name) {
+        None => Ok(None),
+        Some((_, v)) => crate::report::baseline::check_name(v)
+            .map(|_| Some(v.clone()))
+            .map_err(|e| Error::Config(format!("setting {name}: {e}"))),
     }
 }
 
@@ -365,6 +402,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown setting GEMM_ABLATE_MIN_PAIRS"), "{e}");
+    }
+
+    #[test]
+    fn baseline_names_are_checked() {
+        let s = Settings::from_vars(&vars(&[
+            ("GEMM_ABLATE_BASELINE", "main"),
+            ("GEMM_ABLATE_FAIL_ON_SLOWER", "1"),
+        ]))
+        .unwrap();
+        assert_eq!(s.baseline.as_deref(), Some("main"));
+        assert!(s.fail_on_slower);
+        let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_SAVE_BASELINE", "../x")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GEMM_ABLATE_SAVE_BASELINE"), "{e}");
     }
 
     #[test]

@@ -150,6 +150,44 @@ pub fn check_resources(
     Ok(())
 }
 
+/// Whether libtest will run this trial: the filter (substring, or exact) and no `--skip` match.
+fn selected(args: &Arguments, name: &str) -> bool {
+    let matches = |f: &str| {
+        if args.exact {
+            name == f
+        } else {
+            name.contains(f)
+        }
+    };
+    args.filter.as_deref().is_none_or(matches) && !args.skip.iter().any(|s| matches(s))
+}
+
+/// Trial k of n, elapsed time and an estimate of what is left, on stderr.
+pub struct Progress {
+    total: usize,
+    done: std::sync::atomic::AtomicUsize,
+    started: std::time::Instant,
+}
+
+impl Progress {
+    pub fn new(total: usize) -> Progress {
+        Progress {
+            total,
+            done: std::sync::atomic::AtomicUsize::new(0),
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// Marks the start of the next trial and prints where the run stands.
+    pub fn start(&self, name: &str) {
+        let k = self.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        eprintln!(
+            "{}",
+            crate::report::text::progress_line(k, self.total, self.started.elapsed(), name)
+        );
+    }
+}
+
 /// Runs one GPU trial `repeat` times, each in its own process, judges each record, and returns them.
 fn run_trial(
     name: &str,
@@ -199,6 +237,26 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     let mut args = Arguments::from_args();
     // GPU trials must not overlap: one at a time, whatever the machine's core count.
     args.test_threads = Some(1);
+    // A baseline to compare with must exist before anything runs.
+    let baseline = match &settings.baseline {
+        Some(name) => {
+            match crate::report::baseline::load(&crate::report::results::results_dir(), name, suite)
+            {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        None => None,
+    };
+    let progress = Arc::new(Progress::new(
+        gpu_trials
+            .iter()
+            .filter(|t| selected(&args, &t.name))
+            .count(),
+    ));
     let available: Arc<std::result::Result<(), String>> = Arc::new(
         if gpu_trials.is_empty() || args.list {
             Ok(())
@@ -219,7 +277,8 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     }));
     let mut trials = cpu_trials;
     for t in gpu_trials {
-        let (available, run_file) = (available.clone(), run_file.clone());
+        let (available, run_file, progress) =
+            (available.clone(), run_file.clone(), progress.clone());
         let deadline = Duration::from_secs_f64(t.deadline_s.unwrap_or(settings.trial_timeout_s));
         let repeat = settings.repeat;
         let GpuTrial {
@@ -235,6 +294,7 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                         "needs a Hopper GPU: {reason}"
                     )));
                 }
+                progress.start(&name);
                 let records = run_trial(&name, &job, &expectation, deadline, repeat);
                 let failed: Vec<String> = records
                     .iter()
@@ -268,6 +328,24 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         }
         if let Ok(path) = file.path() {
             println!("results written to {}", path.display());
+        }
+        if let Some(name) = &settings.save_baseline {
+            match crate::report::baseline::save(&file, &crate::report::results::results_dir(), name)
+            {
+                Ok(p) => println!("baseline {name:?} saved to {}", p.display()),
+                Err(e) => eprintln!("could not save the baseline: {e}"),
+            }
+        }
+        if let Some(base) = &baseline {
+            let cmp = crate::report::baseline::compare(&file, base);
+            crate::report::text::print_baseline(&cmp, settings.baseline.as_deref().unwrap_or(""));
+            if settings.fail_on_slower && !cmp.slower().is_empty() {
+                eprintln!(
+                    "GEMM_ABLATE_FAIL_ON_SLOWER=1: {} trials got slower than the baseline",
+                    cmp.slower().len()
+                );
+                return ExitCode::FAILURE;
+            }
         }
     }
     conclusion.exit_code()

@@ -2,6 +2,7 @@
 //! prints (text.rs: records hold data, this renders it).
 
 pub mod agreement;
+pub mod baseline;
 pub mod charts;
 pub mod markdown;
 pub mod results;

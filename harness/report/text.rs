@@ -220,3 +220,69 @@ pub fn print_ladder(records: &[TrialRecord], shapes: &[Shape]) {
         println!();
     }
 }
+
+/// "[12/133] 0:41 elapsed, about 6:30 left: ablation::swizzle::square4096"
+pub fn progress_line(k: usize, total: usize, elapsed: std::time::Duration, name: &str) -> String {
+    let clock = |s: f64| format!("{}:{:02}", (s / 60.0) as u64, (s % 60.0) as u64);
+    let e = elapsed.as_secs_f64();
+    let left = if k > 1 {
+        format!(
+            ", about {} left",
+            clock(e / (k - 1) as f64 * (total + 1 - k) as f64)
+        )
+    } else {
+        String::new()
+    };
+    format!("[{k}/{total}] {} elapsed{left}: {name}", clock(e))
+}
+
+/// A run against a baseline: every trial that changed, then counts.
+pub fn print_baseline(c: &crate::report::baseline::BaselineComparison, name: &str) {
+    use crate::measure::stats::Verdict;
+    println!("\nAgainst the baseline {name:?} (ratio to each trial's in-run reference, this run / baseline):");
+    for ch in c
+        .changes
+        .iter()
+        .filter(|ch| ch.verdict != Verdict::NoChange)
+    {
+        println!(
+            "  {:<48} {:.4} -> {:.4}: x{:.4} [{:.4}, {:.4}] {}",
+            ch.trial,
+            ch.baseline_ratio,
+            ch.ratio,
+            ch.change,
+            ch.interval.0,
+            ch.interval.1,
+            match ch.verdict {
+                Verdict::Slower => "SLOWER (regressed)",
+                Verdict::Faster => "faster (improved)",
+                Verdict::Inconclusive => "inconclusive",
+                Verdict::NoChange => "no change",
+            }
+        );
+    }
+    let count = |v| c.changes.iter().filter(|ch| ch.verdict == v).count();
+    println!(
+        "  {} trials: {} slower, {} faster, {} no change, {} inconclusive; {} new, {} only in the baseline",
+        c.changes.len(),
+        count(Verdict::Slower),
+        count(Verdict::Faster),
+        count(Verdict::NoChange),
+        count(Verdict::Inconclusive),
+        c.only_now.len(),
+        c.only_baseline.len()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn progress_says_where_the_run_stands() {
+        let l = super::progress_line(3, 10, std::time::Duration::from_secs(20), "t");
+        assert_eq!(l, "[3/10] 0:20 elapsed, about 1:20 left: t");
+        assert_eq!(
+            super::progress_line(1, 10, std::time::Duration::from_secs(0), "t"),
+            "[1/10] 0:00 elapsed: t"
+        );
+    }
+}
