@@ -209,16 +209,7 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
         half(settings.look_confidence()),
         half(settings.look_equivalence_confidence()),
     );
-    let (band_lo, band_hi) = ((1.0 - settings.band).ln(), (1.0 + settings.band).ln());
-    let verdict = if mean + h < band_lo {
-        Verdict::Faster
-    } else if mean - h > band_hi {
-        Verdict::Slower
-    } else if mean - he > band_lo && mean + he < band_hi {
-        Verdict::NoChange
-    } else {
-        Verdict::Inconclusive
-    };
+    let verdict = decide(mean, h, he, settings.band);
     Estimate {
         rounds: n,
         pairs,
@@ -234,6 +225,21 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
         between_round_sd,
         verdict,
         settings,
+    }
+}
+
+/// The decision from a mean log ratio and the half-widths of its two intervals: faster or slower when the
+/// `half` interval lies beyond the band, no change when the `half_equivalence` interval lies inside it.
+pub fn decide(mean: f64, half: f64, half_equivalence: f64, band: f64) -> Verdict {
+    let (lo, hi) = ((1.0 - band).ln(), (1.0 + band).ln());
+    if mean + half < lo {
+        Verdict::Faster
+    } else if mean - half > hi {
+        Verdict::Slower
+    } else if mean - half_equivalence > lo && mean + half_equivalence < hi {
+        Verdict::NoChange
+    } else {
+        Verdict::Inconclusive
     }
 }
 

@@ -7,7 +7,7 @@
 //! or improved (faster) when the 95% interval lies beyond the band, no change when the 90% interval lies inside
 //! it, inconclusive otherwise.
 
-use crate::measure::stats::{t_quantile, Estimate, Verdict};
+use crate::measure::stats::{decide, t_quantile, Estimate, Verdict};
 use crate::report::results::RunFile;
 use crate::trial::job::{Observed, TrialRecord};
 use serde::Serialize;
@@ -72,16 +72,7 @@ pub fn change(trial: &str, base: &Estimate, now: &Estimate) -> Change {
         half(now.settings.confidence),
         half(now.settings.equivalence_confidence),
     );
-    let (lo, hi) = ((1.0 - band).ln(), (1.0 + band).ln());
-    let verdict = if d + h < lo {
-        Verdict::Faster
-    } else if d - h > hi {
-        Verdict::Slower
-    } else if d - he > lo && d + he < hi {
-        Verdict::NoChange
-    } else {
-        Verdict::Inconclusive
-    };
+    let verdict = decide(d, h, he, band);
     Change {
         trial: trial.to_string(),
         baseline_ratio: base.ratio,
