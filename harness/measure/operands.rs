@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// recorded beside what it filled (a round's operands, a check's inputs), so any failure can be replayed.
 pub struct Seeds {
     base: u64,
+    /// Set from GEMM_ABLATE_SEED: every draw is the base seed.
+    fixed: bool,
     drawn: AtomicU64,
 }
 
@@ -28,16 +30,18 @@ impl Seeds {
         });
         Seeds {
             base,
+            fixed: fixed.is_some(),
             drawn: AtomicU64::new(0),
         }
     }
     /// The next seed. With GEMM_ABLATE_SEED set, every draw is that seed: a check replays exactly.
     pub fn next(&self) -> u64 {
         let i = self.drawn.fetch_add(1, Ordering::Relaxed);
-        if std::env::var_os("GEMM_ABLATE_SEED").is_some() {
-            return self.base;
+        if self.fixed {
+            self.base
+        } else {
+            mix(self.base, i)
         }
-        mix(self.base, i)
     }
 }
 

@@ -308,13 +308,23 @@ pub fn sequential<E>(
 /// A difference of chained log ratios: the sum of independent comparisons' log means, its standard error and
 /// Welch-Satterthwaite degrees of freedom, as an interval at `confidence` (for sweeps).
 pub fn chained_interval(parts: &[&Estimate], confidence: f64) -> (f64, f64, f64) {
-    let mean: f64 = parts.iter().map(|e| e.log_mean).sum();
-    let var: f64 = parts.iter().map(|e| e.log_se.powi(2)).sum();
     if parts.is_empty() {
         return (0.0, 0.0, 0.0);
     }
+    let mean: f64 = parts.iter().map(|e| e.log_mean).sum();
+    let half = combined_half_width(parts, confidence);
+    (mean, mean - half, mean + half)
+}
+
+/// Half-width at `confidence` of a sum or difference of independent estimates: their variances add, with
+/// Welch-Satterthwaite degrees of freedom (infinite when a part has no interval).
+pub fn combined_half_width(parts: &[&Estimate], confidence: f64) -> f64 {
+    let var: f64 = parts.iter().map(|e| e.log_se.powi(2)).sum();
     if !var.is_finite() {
-        return (mean, f64::NEG_INFINITY, f64::INFINITY);
+        return f64::INFINITY;
+    }
+    if var == 0.0 {
+        return 0.0;
     }
     let denom: f64 = parts.iter().map(|e| e.log_se.powi(4) / e.df).sum();
     let df = if denom > 0.0 {
@@ -322,12 +332,7 @@ pub fn chained_interval(parts: &[&Estimate], confidence: f64) -> (f64, f64, f64)
     } else {
         1e6
     };
-    let half = if var == 0.0 {
-        0.0
-    } else {
-        t_quantile(confidence, df) * var.sqrt()
-    };
-    (mean, mean - half, mean + half)
+    t_quantile(confidence, df) * var.sqrt()
 }
 
 /// Median of a sample (NaN for an empty one); does not reorder the input.

@@ -7,7 +7,7 @@
 //! or improved (faster) when the 95% interval lies beyond the band, no change when the 90% interval lies inside
 //! it, inconclusive otherwise.
 
-use crate::measure::stats::{decide, t_quantile, Estimate, Verdict};
+use crate::measure::stats::{combined_half_width, decide, Estimate, Verdict};
 use crate::report::results::RunFile;
 use crate::trial::job::{Observed, TrialRecord};
 use serde::Serialize;
@@ -54,20 +54,7 @@ fn estimate(r: &TrialRecord) -> Option<&Estimate> {
 pub fn change(trial: &str, base: &Estimate, now: &Estimate) -> Change {
     let band = now.settings.band;
     let d = now.log_mean - base.log_mean;
-    let var = now.log_se.powi(2) + base.log_se.powi(2);
-    let denom = now.log_se.powi(4) / now.df + base.log_se.powi(4) / base.df;
-    let df = if denom > 0.0 {
-        var.powi(2) / denom
-    } else {
-        1e6
-    };
-    let half = |c: f64| {
-        if var == 0.0 {
-            0.0
-        } else {
-            t_quantile(c, df) * var.sqrt()
-        }
-    };
+    let half = |c: f64| combined_half_width(&[base, now], c);
     let (h, he) = (
         half(now.settings.confidence),
         half(now.settings.equivalence_confidence),

@@ -104,18 +104,8 @@ const CURRENT: [(&str, &str); 2] = [
 
 /// Each rounds-method reference run's estimate of a trial: (run, ratio, 95% interval).
 fn current(trial: &str) -> Vec<(&'static str, f64, f64, f64)> {
-    static RUNS: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    let runs = RUNS.get_or_init(|| {
-        CURRENT
-            .iter()
-            .map(|(name, text)| {
-                (
-                    *name,
-                    serde_json::from_str(text).expect("a committed reference run parses"),
-                )
-            })
-            .collect()
-    });
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let runs = PARSED.get_or_init(|| parse(&CURRENT));
     runs.iter()
         .filter_map(|(run, v)| {
             let t = v["trials"]
@@ -176,18 +166,21 @@ pub fn pinned_unsettled(trial: &str, hypothesis: &str) -> Expectation {
     ))
 }
 
+/// Committed runs (name, JSON text) parsed once.
+fn parse(runs: &[(&'static str, &'static str)]) -> Vec<(&'static str, Value)> {
+    runs.iter()
+        .map(|(name, text)| {
+            (
+                *name,
+                serde_json::from_str(text).expect("a committed reference run parses"),
+            )
+        })
+        .collect()
+}
+
 fn parsed() -> &'static Vec<(&'static str, Value)> {
-    static RUNS_PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    RUNS_PARSED.get_or_init(|| {
-        RUNS.iter()
-            .map(|(name, text)| {
-                (
-                    *name,
-                    serde_json::from_str(text).expect("a committed reference run parses"),
-                )
-            })
-            .collect()
-    })
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    PARSED.get_or_init(|| parse(&RUNS))
 }
 
 fn records(trial: &str) -> impl Iterator<Item = (&'static str, &'static Value)> + '_ {
