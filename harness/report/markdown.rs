@@ -221,7 +221,11 @@ fn ladder(
         }
     }
     let rungs: Vec<String> = Rung::ALL.iter().map(|r| r.name()).collect();
-    let rate = |t: &TrialRecord, i: usize| t.variants.get(i).and_then(|v| v.rate);
+    let rate = |t: &TrialRecord, i: usize| {
+        t.variants
+            .get(i)
+            .and_then(|v| v.measure(crate::measure::measures::THROUGHPUT))
+    };
     let lines: Vec<LadderLine> = shapes
         .iter()
         .map(|s| {

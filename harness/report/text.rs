@@ -3,6 +3,7 @@
 use crate::kernel::ladder::Rung;
 use crate::kernel::problem::Shape;
 use crate::measure::check::CheckReport;
+use crate::measure::measures::{self, Measure};
 use crate::measure::stats::Estimate;
 use crate::report::agreement::AgreementRow;
 use crate::trial::calibration::CalibrationRow;
@@ -38,6 +39,18 @@ pub fn check_line(c: &CheckReport) -> String {
     }
 }
 
+/// "190.5 us, throughput 722.1 TFLOP/s, effective bandwidth 1.06 TB/s": every measure with its unit.
+pub fn measures_line(ms: &[Measure]) -> String {
+    ms.iter()
+        .map(|m| match m.name.as_str() {
+            measures::TIME => format!("{:.1} {}", m.value, m.unit),
+            _ if m.value < 10.0 => format!("{} {:.2} {}", m.name, m.value, m.unit),
+            _ => format!("{} {:.1} {}", m.name, m.value, m.unit),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A finished record the way every trial reports: what ran, what was expected and why, what was seen.
 pub fn print_record(r: &TrialRecord) {
     println!("  ran: {}", r.description);
@@ -47,10 +60,11 @@ pub fn print_record(r: &TrialRecord) {
         }
     }
     for v in &r.variants {
-        let timing = v
-            .median_us
-            .map(|us| format!(", {us:.1} us, {:.1} {}", v.rate.unwrap_or(0.0), v.rate_unit))
-            .unwrap_or_default();
+        let timing = if v.measures.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", measures_line(&v.measures))
+        };
         let check = v
             .check
             .as_ref()
@@ -83,9 +97,9 @@ pub fn print_record(r: &TrialRecord) {
                 None => println!(
                     "  {:<34} {:>11.1} {:>24} {:>14} {:>26}",
                     row.point,
-                    row.median_us.unwrap_or(f64::NAN),
-                    row.rate
-                        .map(|r| format!("{r:.1} {}", row.rate_unit))
+                    row.median_us().unwrap_or(f64::NAN),
+                    measures::headline(&row.measures)
+                        .map(|m| format!("{:.1} {}", m.value, m.unit))
                         .unwrap_or_default(),
                     row.relative_time
                         .map(|t| format!("{t:.3}"))
@@ -169,7 +183,7 @@ pub fn ladder_cell(r: &TrialRecord) -> String {
     let kernel = r.variants.get(1);
     let err = kernel.and_then(|v| v.check.as_ref()).map(|c| c.max_abs_err);
     let mark = if r.passed { "" } else { " (!)" };
-    match (kernel.and_then(|v| v.median_us), r.speedup(), err) {
+    match (kernel.and_then(|v| v.median_us()), r.speedup(), err) {
         (Some(us), Some(s), Some(e)) => format!("{us:.1} us {s:.2}x err {e:.3}{mark}"),
         _ => {
             let why = match &r.observed {
@@ -199,8 +213,9 @@ pub fn print_ladder(records: &[TrialRecord], shapes: &[Shape]) {
             .find(|r| r.shape.as_ref() == Some(s))
             .and_then(|r| r.variants.first())
             .and_then(|v| {
-                v.median_us
-                    .map(|us| format!("{us:.1} us {:.0} TF/s", v.rate.unwrap_or(0.0)))
+                let tflops = v.measure(measures::THROUGHPUT).unwrap_or(0.0);
+                v.median_us()
+                    .map(|us| format!("{us:.1} us {tflops:.0} TF/s"))
             })
             .unwrap_or_default();
         print!(" | {c:<26}");

@@ -13,6 +13,7 @@ use crate::kernel::config::GemmConfig;
 use crate::kernel::loadpath::LoadPathConfig;
 use crate::kernel::problem::{DType, Shape};
 use crate::measure::check::{self, CheckReport};
+use crate::measure::measures::{self, Measure};
 use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
 use crate::measure::stats::{self, Estimate};
@@ -172,6 +173,7 @@ impl Observed {
 
 /// Figures for one variant of a trial.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "VariantRecordWire")]
 pub struct VariantRecord {
     pub name: String,
     /// What actually ran: the kernel label, or the cuBLAS path chosen.
@@ -179,30 +181,118 @@ pub struct VariantRecord {
     pub config: Option<GemmConfig>,
     pub resources: Option<ResourceReport>,
     pub check: Option<CheckReport>,
-    pub median_us: Option<f64>,
-    /// TFLOP/s for GEMMs, TB/s landed in shared memory for load paths.
-    pub rate: Option<f64>,
-    pub rate_unit: String,
+    /// Timed variants: time, throughput and bandwidth (GEMMs) or fill rate (load paths).
+    pub measures: Vec<Measure>,
     /// Load-path kernels: staged-bytes checksum (got, expected).
     pub checksum: Option<(u64, u64)>,
 }
 
+impl VariantRecord {
+    pub fn measure(&self, name: &str) -> Option<f64> {
+        measures::find(&self.measures, name)
+    }
+    pub fn median_us(&self) -> Option<f64> {
+        self.measure(measures::TIME)
+    }
+}
+
+/// A variant record as stored, also in the older form with `median_us`, `rate` and `rate_unit`.
+#[derive(Deserialize)]
+struct VariantRecordWire {
+    name: String,
+    label: String,
+    config: Option<GemmConfig>,
+    resources: Option<ResourceReport>,
+    check: Option<CheckReport>,
+    #[serde(default)]
+    measures: Vec<Measure>,
+    #[serde(default)]
+    median_us: Option<f64>,
+    #[serde(default)]
+    rate: Option<f64>,
+    #[serde(default)]
+    rate_unit: String,
+    checksum: Option<(u64, u64)>,
+}
+
+impl From<VariantRecordWire> for VariantRecord {
+    fn from(w: VariantRecordWire) -> VariantRecord {
+        let measures = if w.measures.is_empty() {
+            measures::from_legacy(w.median_us, w.rate, &w.rate_unit)
+        } else {
+            w.measures
+        };
+        VariantRecord {
+            name: w.name,
+            label: w.label,
+            config: w.config,
+            resources: w.resources,
+            check: w.check,
+            measures,
+            checksum: w.checksum,
+        }
+    }
+}
+
 /// One row of a sweep's table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SweepRowWire")]
 pub struct SweepRow {
     pub point: String,
     /// A cuBLAS point is shown for reference and is not a contender.
     pub is_reference: bool,
     /// Why the point could not run (constraint violated), if it could not.
     pub rejected: Option<String>,
-    pub median_us: Option<f64>,
-    pub rate: Option<f64>,
-    pub rate_unit: String,
+    pub measures: Vec<Measure>,
     /// Time relative to the first point that ran (chained through neighbour comparisons).
     pub relative_time: Option<f64>,
     /// The comparison against the previous point that ran.
     pub vs_previous: Option<Estimate>,
     pub max_abs_err: Option<f64>,
+}
+
+impl SweepRow {
+    pub fn median_us(&self) -> Option<f64> {
+        measures::find(&self.measures, measures::TIME)
+    }
+}
+
+/// A sweep row as stored, also in the older form with `median_us`, `rate` and `rate_unit`.
+#[derive(Deserialize)]
+struct SweepRowWire {
+    point: String,
+    is_reference: bool,
+    rejected: Option<String>,
+    #[serde(default)]
+    measures: Vec<Measure>,
+    #[serde(default)]
+    median_us: Option<f64>,
+    #[serde(default)]
+    rate: Option<f64>,
+    #[serde(default)]
+    rate_unit: String,
+    relative_time: Option<f64>,
+    vs_previous: Option<Estimate>,
+    max_abs_err: Option<f64>,
+}
+
+impl From<SweepRowWire> for SweepRow {
+    fn from(w: SweepRowWire) -> SweepRow {
+        let measures = if w.measures.is_empty() {
+            measures::from_legacy(w.median_us, w.rate, &w.rate_unit)
+        } else {
+            w.measures
+        };
+        SweepRow {
+            point: w.point,
+            is_reference: w.is_reference,
+            rejected: w.rejected,
+            measures,
+            relative_time: w.relative_time,
+            vs_previous: w.vs_previous,
+            max_abs_err: w.max_abs_err,
+        }
+    }
 }
 
 /// A GPU trial: a name (hierarchical, `ablation::swizzle::square4096`), what it runs, and what it expects.
@@ -393,9 +483,7 @@ impl<'a> BoundVariant<'a> {
             config: k.map(|k| k.config.clone()),
             resources: k.map(|k| k.report.clone()),
             check: None,
-            median_us: None,
-            rate: None,
-            rate_unit: String::new(),
+            measures: Vec::new(),
             checksum: None,
         };
         Ok(match self {
@@ -724,21 +812,17 @@ fn flags_for(cmp: &Comparison, noise_floor: f64) -> Vec<String> {
     flags
 }
 
-/// The rate of a variant that takes `us` per launch: TFLOP/s for GEMMs, TB/s landed in shared memory for
-/// load paths.
-fn rate(us: f64, shape: &Shape, landed: Option<f64>) -> (f64, String) {
+/// What a variant that takes `us` per launch achieved: GEMMs their throughput and effective bandwidth, load
+/// paths the rate they fill shared memory.
+fn measures_of(us: f64, shape: &Shape, landed: Option<f64>) -> Vec<Measure> {
     match landed {
-        Some(bytes) => (bytes / (us * 1e-6) / 1e12, "TB/s into shared memory".into()),
-        None => (shape.flops() / (us * 1e-6) / 1e12, "TFLOP/s".into()),
+        Some(bytes) => measures::load_path(us, bytes),
+        None => measures::gemm(us, shape),
     }
 }
 
-/// Median time and rate of a timed variant.
 fn with_time(r: &mut VariantRecord, us: f64, shape: &Shape, landed: Option<f64>) {
-    let (value, unit) = rate(us, shape, landed);
-    r.median_us = Some(us);
-    r.rate = Some(value);
-    r.rate_unit = unit;
+    r.measures = measures_of(us, shape, landed);
 }
 
 fn landed(spec: &VariantSpec, shape: &Shape) -> Option<f64> {
@@ -816,9 +900,7 @@ fn sweep_job(
             point: spec.name(),
             is_reference: *spec == VariantSpec::Cublas,
             rejected,
-            median_us: None,
-            rate: None,
-            rate_unit: String::new(),
+            measures: Vec::new(),
             relative_time: None,
             vs_previous: None,
             max_abs_err: None,
@@ -858,11 +940,8 @@ fn sweep_job(
             (prev_row, cmp.baseline_median_us, prev),
             (row, cmp.candidate_median_us, spec),
         ] {
-            if rows[r].median_us.is_none() {
-                let (value, unit) = rate(us, shape, landed(s, shape));
-                rows[r].median_us = Some(us);
-                rows[r].rate = Some(value);
-                rows[r].rate_unit = unit;
+            if rows[r].measures.is_empty() {
+                rows[r].measures = measures_of(us, shape, landed(s, shape));
             }
         }
         rows[row].relative_time = Some(relative.exp());
