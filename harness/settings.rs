@@ -48,10 +48,12 @@ pub struct Settings {
     pub save_baseline: Option<String>,
     pub baseline: Option<String>,
     pub fail_on_slower: bool,
+    /// The GPUs (CUDA ordinals) the trials are spread over, one child process per GPU at a time; None: all.
+    pub devices: Option<Vec<usize>>,
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 21] = [
+pub const KNOWN: [(&str, &str); 22] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -116,6 +118,10 @@ pub const KNOWN: [(&str, &str); 21] = [
         "0: every round reuses the first round's operands (diagnosis only) (1)",
     ),
     (
+        "GEMM_ABLATE_DEVICES",
+        "GPUs to spread the trials over, one process per GPU: all, or CUDA ordinals such as 0,1 (all)",
+    ),
+    (
         "GEMM_ABLATE_RESULTS_DIR",
         "where runs are written (results)",
     ),
@@ -131,8 +137,9 @@ pub const KNOWN: [(&str, &str); 21] = [
 
 /// Variables the harness sets for its own child processes, and the commit build.rs hands to rustc (cargo also
 /// exports it when it runs the tests).
-const INTERNAL: [&str; 4] = [
+const INTERNAL: [&str; 5] = [
     "GEMM_ABLATE_COMMIT",
+    "GEMM_ABLATE_CHILD_DEVICE",
     "GEMM_ABLATE_CHILD_JOB",
     "GEMM_ABLATE_CHILD_NAME",
     "GEMM_ABLATE_CHILD_RECORD",
@@ -170,6 +177,7 @@ impl Default for Settings {
             save_baseline: None,
             baseline: None,
             fail_on_slower: false,
+            devices: None,
         }
     }
 }
@@ -336,6 +344,7 @@ impl Settings {
                 |x| *x <= 1,
                 "0 or 1",
             )? == 1,
+            devices: devices(vars)?,
         })
     }
 
@@ -346,6 +355,30 @@ impl Settings {
             std::process::exit(2)
         })
     }
+}
+
+/// GEMM_ABLATE_DEVICES: `all`, or distinct CUDA ordinals separated by commas.
+fn devices(vars: &[(String, String)]) -> Result<Option<Vec<usize>>> {
+    let Some((_, v)) = vars.iter().find(|(k, _)| k == "GEMM_ABLATE_DEVICES") else {
+        return Ok(None);
+    };
+    if v.trim() == "all" {
+        return Ok(None);
+    }
+    let bad = || {
+        Error::Config(format!(
+            "setting GEMM_ABLATE_DEVICES={v:?} is not valid: it must be `all` or distinct CUDA ordinals separated by commas, such as 0,1"
+        ))
+    };
+    let mut list = Vec::new();
+    for part in v.split(',') {
+        let i: usize = part.trim().parse().map_err(|_| bad())?;
+        if list.contains(&i) {
+            return Err(bad());
+        }
+        list.push(i);
+    }
+    Ok(Some(list))
 }
 
 fn baseline_name(vars: &[(String, String)], name: &str) -> Result<Option<String>> {
@@ -417,6 +450,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("GEMM_ABLATE_SAVE_BASELINE"), "{e}");
+    }
+
+    #[test]
+    fn devices_are_all_or_distinct_ordinals() {
+        let s = Settings::from_vars(&vars(&[("GEMM_ABLATE_DEVICES", "1, 0")])).unwrap();
+        assert_eq!(s.devices, Some(vec![1, 0]));
+        let s = Settings::from_vars(&vars(&[("GEMM_ABLATE_DEVICES", "all")])).unwrap();
+        assert_eq!(s.devices, None);
+        for bad in ["0,0", "gpu1", "", "0,,1"] {
+            let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_DEVICES", bad)]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("GEMM_ABLATE_DEVICES"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_readme_lists_every_setting() {
+        let readme = include_str!("../README.md");
+        for (name, _) in KNOWN {
+            let suffix = format!("`{}`", name.trim_start_matches("GEMM_ABLATE"));
+            assert!(
+                readme.contains(&format!("`{name}`")) || readme.contains(&suffix),
+                "the README's settings table does not name {name}"
+            );
+        }
     }
 
     #[test]

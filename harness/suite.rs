@@ -1,6 +1,7 @@
-//! The glue between a list of trials and libtest-mimic: GPU trials run one at a time, each in its own child
-//! process, and are ignored (with the reason) where there is no Hopper GPU; CPU trials always run. The parent
-//! judges every record against the trial's expectation, prints it, and writes the run as one results file.
+//! The glue between a list of trials and libtest-mimic: each GPU trial runs in its own child process, one at a
+//! time per GPU (spread over every GPU chosen, both sides of a pair always on the same one), and is ignored
+//! (with the reason) where there is no Hopper GPU; CPU trials always run. The parent judges every record
+//! against the trial's expectation, prints it, and writes the run as one results file.
 
 use crate::gpu::device;
 use crate::kernel::problem::DType;
@@ -13,7 +14,7 @@ use crate::trial::job::{Job, TrialRecord, VariantSpec};
 use crate::trial::subprocess;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// The NVRTC programs a variant compiles to (none for cuBLAS), with a name for its compile trial.
@@ -188,13 +189,78 @@ impl Progress {
     }
 }
 
-/// Runs one GPU trial `repeat` times, each in its own process, judges each record, and returns them.
+/// The GPUs the trials run on. A trial takes one for as long as its processes run and gives it back, so no
+/// two trials ever share a GPU.
+pub struct DevicePool {
+    free: Mutex<Vec<usize>>,
+    freed: Condvar,
+}
+
+impl DevicePool {
+    pub fn new(devices: &[usize]) -> DevicePool {
+        DevicePool {
+            free: Mutex::new(devices.iter().rev().copied().collect()),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Waits for a free GPU and holds it until the returned guard is dropped.
+    pub fn take(&self) -> DeviceGuard<'_> {
+        let mut free = self.free.lock().unwrap();
+        loop {
+            if let Some(d) = free.pop() {
+                return DeviceGuard {
+                    pool: self,
+                    device: d,
+                };
+            }
+            free = self.freed.wait(free).unwrap();
+        }
+    }
+}
+
+pub struct DeviceGuard<'a> {
+    pool: &'a DevicePool,
+    pub device: usize,
+}
+
+impl Drop for DeviceGuard<'_> {
+    fn drop(&mut self) {
+        self.pool.free.lock().unwrap().push(self.device);
+        self.pool.freed.notify_one();
+    }
+}
+
+/// The GPUs to spread the trials over: GEMM_ABLATE_DEVICES, else every device this process sees; each must
+/// exist and be a Hopper GPU.
+fn choose_devices(settings: &Settings) -> std::result::Result<Vec<usize>, String> {
+    let count = device::count().map_err(|e| e.to_string())?;
+    let chosen = settings
+        .devices
+        .clone()
+        .unwrap_or_else(|| (0..count).collect());
+    for &d in &chosen {
+        if d >= count {
+            return Err(format!(
+                "GEMM_ABLATE_DEVICES names device {d}, but this process sees {count} CUDA devices (0 to {})",
+                count.saturating_sub(1)
+            ));
+        }
+        let info = device::query(d).map_err(|e| e.to_string())?;
+        device::check_arch(&info).map_err(|e| format!("device {d}: {e}"))?;
+    }
+    Ok(chosen)
+}
+
+/// Runs one GPU trial `repeat` times, each in its own process on `device`, judges each record, and prints
+/// them in one piece; returns the records.
 fn run_trial(
     name: &str,
     job: &Job,
     expectation: &Expectation,
     deadline: Duration,
     repeat: usize,
+    device: usize,
 ) -> Vec<TrialRecord> {
     // A pinned ratio is checked to within its tolerance: sample until the interval is comfortably narrower.
     let precision = match expectation.expect {
@@ -203,11 +269,20 @@ fn run_trial(
         }
         _ => None,
     };
-    let env: Vec<(&str, &str)> = precision
-        .as_deref()
-        .map(|p| vec![("GEMM_ABLATE_PRECISION", p)])
-        .unwrap_or_default();
-    (0..repeat)
+    let visible = device::visible_devices_for(
+        device,
+        std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref(),
+    );
+    let index = device.to_string();
+    let mut env: Vec<(&str, &str)> = vec![
+        ("CUDA_VISIBLE_DEVICES", &visible),
+        (subprocess::DEVICE_ENV, &index),
+    ];
+    if let Some(p) = precision.as_deref() {
+        env.push(("GEMM_ABLATE_PRECISION", p));
+    }
+    let mut text = String::new();
+    let records = (0..repeat)
         .map(|i| {
             let outcome = subprocess::run_in_child_with_env(name, job, deadline, &env);
             let extra: Vec<&str> = outcome
@@ -216,16 +291,18 @@ fn run_trial(
                 .filter(|l| !l.trim().is_empty())
                 .collect();
             for line in extra.iter().rev().take(20).rev() {
-                println!("  | {line}");
+                text.push_str(&format!("  | {line}\n"));
             }
             if repeat > 1 {
-                println!("  -- process {} of {repeat}", i + 1);
+                text.push_str(&format!("  -- process {} of {repeat}\n", i + 1));
             }
             let r = outcome.record.judged(expectation);
-            crate::report::text::print_record(&r);
+            text.push_str(&crate::report::text::record_text(&r));
             r
         })
-        .collect()
+        .collect();
+    print!("{text}");
+    records
 }
 
 /// Runs the target's trials and writes the results file; call from the target's `main`.
@@ -235,8 +312,6 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     }
     let settings = Settings::or_exit();
     let mut args = Arguments::from_args();
-    // GPU trials must not overlap: one at a time, whatever the machine's core count.
-    args.test_threads = Some(1);
     // A baseline to compare with must exist before anything runs.
     let baseline = match &settings.baseline {
         Some(name) => {
@@ -268,17 +343,47 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
             })
         },
     );
+    // One trial at a time per GPU: as many test threads as GPUs, whatever the machine's core count.
+    let devices = match available.as_ref() {
+        Ok(()) => match choose_devices(&settings) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        },
+        Err(_) => vec![0],
+    };
+    args.test_threads = Some(devices.len());
+    let pool = Arc::new(DevicePool::new(&devices));
+    let mut environment = Environment::capture();
+    if available.is_ok() {
+        environment.gpus = devices
+            .iter()
+            .filter_map(|&d| {
+                device::query(d).ok().map(|info| device::GpuSeat {
+                    index: d,
+                    name: info.name,
+                    pci_bus_id: info.pci_bus_id,
+                })
+            })
+            .collect();
+    }
     // The results file is rewritten after every GPU trial, so a run cut short still leaves what it measured.
     let run_file = Arc::new(Mutex::new(RunFile {
         suite: suite.to_string(),
-        environment: Environment::capture(),
+        environment,
         trials: Vec::new(),
         calibration: Vec::new(),
     }));
     let mut trials = cpu_trials;
     for t in gpu_trials {
-        let (available, run_file, progress) =
-            (available.clone(), run_file.clone(), progress.clone());
+        let (available, run_file, progress, pool) = (
+            available.clone(),
+            run_file.clone(),
+            progress.clone(),
+            pool.clone(),
+        );
         let deadline = Duration::from_secs_f64(t.deadline_s.unwrap_or(settings.trial_timeout_s));
         let repeat = settings.repeat;
         let GpuTrial {
@@ -295,7 +400,9 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                     )));
                 }
                 progress.start(&name);
-                let records = run_trial(&name, &job, &expectation, deadline, repeat);
+                let seat = pool.take();
+                let records = run_trial(&name, &job, &expectation, deadline, repeat, seat.device);
+                drop(seat);
                 let failed: Vec<String> = records
                     .iter()
                     .filter(|r| !r.passed)
@@ -349,4 +456,28 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         }
     }
     conclusion.exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DevicePool;
+    use std::sync::Arc;
+
+    #[test]
+    fn no_two_trials_share_a_gpu() {
+        let pool = Arc::new(DevicePool::new(&[0, 1]));
+        let a = pool.take();
+        let b = pool.take();
+        assert_ne!(a.device, b.device);
+        let waiter = {
+            let pool = pool.clone();
+            std::thread::spawn(move || pool.take().device)
+        };
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!waiter.is_finished(), "a third trial waited for a GPU");
+        let freed = b.device;
+        drop(b);
+        assert_eq!(waiter.join().unwrap(), freed);
+        drop(a);
+    }
 }

@@ -89,6 +89,38 @@ pub fn query(ordinal: usize) -> Result<DeviceInfo> {
     })
 }
 
+/// How many CUDA devices this process sees (after CUDA_VISIBLE_DEVICES).
+pub fn count() -> Result<usize> {
+    probe::require(&[probe::DRIVER])?;
+    result::init().map_err(|e| Error::NoGpu(format!("cuInit failed: {e:?}")))?;
+    Ok(
+        result::device::get_count().map_err(|e| Error::NoGpu(format!("cuDeviceGetCount: {e:?}")))?
+            as usize,
+    )
+}
+
+/// The GPU one trial ran on: its CUDA ordinal in the parent process (the suite's numbering), name and bus id.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSeat {
+    pub index: usize,
+    pub name: String,
+    pub pci_bus_id: String,
+}
+
+/// The value of CUDA_VISIBLE_DEVICES that shows a child process only the parent's device `ordinal`: the
+/// parent's own list entry when it has one (the ordinal counts within that list), else the ordinal itself.
+pub fn visible_devices_for(ordinal: usize, parent_visible: Option<&str>) -> String {
+    parent_visible
+        .and_then(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|e| !e.is_empty())
+                .nth(ordinal)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| ordinal.to_string())
+}
+
 /// The kernels are built for sm_90a: only compute capability 9.0 runs them.
 pub fn check_arch(info: &DeviceInfo) -> Result<()> {
     if info.is_hopper() {
@@ -165,6 +197,16 @@ impl Gpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_sees_the_parents_device_under_its_own_name() {
+        assert_eq!(visible_devices_for(1, None), "1");
+        assert_eq!(visible_devices_for(1, Some("2,3")), "3");
+        assert_eq!(
+            visible_devices_for(0, Some("GPU-ab12, GPU-cd34")),
+            "GPU-ab12"
+        );
+    }
 
     #[test]
     fn only_hopper_passes_the_architecture_check() {

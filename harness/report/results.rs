@@ -16,6 +16,9 @@ pub struct Environment {
     pub nvrtc: Option<String>,
     /// The settings (environment variables) the run used.
     pub settings: Vec<(String, String)>,
+    /// The GPUs the trials were spread over (each trial's record names its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<crate::gpu::device::GpuSeat>,
 }
 
 impl Environment {
@@ -37,6 +40,7 @@ impl Environment {
                         && k != "GEMM_ABLATE_COMMIT"
                 })
                 .collect(),
+            gpus: Vec::new(),
         }
     }
 }
@@ -144,6 +148,11 @@ mod tests {
                 host: "h".into(),
                 nvrtc: Some("13.0".into()),
                 settings: vec![("GEMM_ABLATE_BAND".into(), "0.02".into())],
+                gpus: vec![crate::gpu::device::GpuSeat {
+                    index: 1,
+                    name: "NVIDIA H200".into(),
+                    pci_bus_id: "00000000:19:00.0".into(),
+                }],
             },
             trials: vec![record],
             calibration: Vec::new(),

@@ -52,11 +52,13 @@ pub fn measures_line(ms: &[Measure]) -> String {
 }
 
 /// A finished record the way every trial reports: what ran, what was expected and why, what was seen.
-pub fn print_record(r: &TrialRecord) {
-    println!("  ran: {}", r.description);
+pub fn record_text(r: &TrialRecord) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "  ran: {}", r.description);
     if let Some(e) = &r.expectation {
         for line in e.describe() {
-            println!("  {line}");
+            let _ = writeln!(out, "  {line}");
         }
     }
     for v in &r.variants {
@@ -70,10 +72,11 @@ pub fn print_record(r: &TrialRecord) {
             .as_ref()
             .map(|c| format!(", {} (seed {})", check_line(c), c.seed))
             .unwrap_or_default();
-        println!("  {}: {}{timing}{check}", v.name, v.label);
+        let _ = writeln!(out, "  {}: {}{timing}{check}", v.name, v.label);
     }
     if let Some(c) = &r.comparison {
-        println!(
+        let _ = writeln!(
+            out,
             "  timing: {} vs {}: {:.1} us vs {:.1} us (medians), SM clock median {} MHz, {:.1} s",
             c.candidate,
             c.baseline,
@@ -84,17 +87,19 @@ pub fn print_record(r: &TrialRecord) {
                 .unwrap_or_else(|| "unknown".into()),
             c.elapsed_s
         );
-        println!("  estimate: {}", estimate_line(&c.estimate));
+        let _ = writeln!(out, "  estimate: {}", estimate_line(&c.estimate));
     }
     if !r.table.is_empty() {
-        println!(
+        let _ = writeln!(
+            out,
             "  {:<34} {:>11} {:>24} {:>14} {:>26}",
             "point", "median us", "rate", "time vs first", "vs previous (look CI)"
         );
         for row in &r.table {
-            match &row.rejected {
-                Some(why) => println!("  {:<34} rejected: {why}", row.point),
-                None => println!(
+            let _ = match &row.rejected {
+                Some(why) => writeln!(out, "  {:<34} rejected: {why}", row.point),
+                None => writeln!(
+                    out,
                     "  {:<34} {:>11.1} {:>24} {:>14} {:>26}",
                     row.point,
                     row.median_us().unwrap_or(f64::NAN),
@@ -109,13 +114,19 @@ pub fn print_record(r: &TrialRecord) {
                         .map(|e| format!("{} [{:.3}, {:.3}]", e.verdict.word(), e.ci.0, e.ci.1))
                         .unwrap_or_else(|| "-".into())
                 ),
-            }
+            };
         }
     }
-    println!("  outcome: {}", r.judgement);
+    let _ = writeln!(out, "  outcome: {}", r.judgement);
     for f in &r.flags {
-        println!("  flag: {f}");
+        let _ = writeln!(out, "  flag: {f}");
     }
+    out
+}
+
+/// Prints `record_text` in one piece, so records of trials running side by side do not interleave.
+pub fn print_record(r: &TrialRecord) {
+    print!("{}", record_text(r));
 }
 
 /// One trial across its runs.

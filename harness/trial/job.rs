@@ -340,6 +340,9 @@ pub struct TrialRecord {
     /// Warnings a reader should weigh (throttling, noise far above the floor, ptxas warnings).
     pub flags: Vec<String>,
     pub duration_s: f64,
+    /// The GPU the trial's process ran on (both sides of every pair ran there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<crate::gpu::device::GpuSeat>,
 }
 
 impl TrialRecord {
@@ -358,6 +361,7 @@ impl TrialRecord {
             table: Vec::new(),
             flags: Vec::new(),
             duration_s: 0.0,
+            gpu: None,
         }
     }
 
@@ -576,7 +580,13 @@ pub fn choose_cublas_path(
         dtype.name(),
         cublas.version()
     );
-    let file = crate::gpu::compile::cache_dir().join("cublas-paths.json");
+    let dir = crate::gpu::compile::cache_dir();
+    let _ = std::fs::create_dir_all(&dir);
+    // Trials on other GPUs of this host choose at the same time: one chooser at a time, so each shape gets
+    // one path for the whole machine.
+    let lock = std::fs::File::create(dir.join("cublas-paths.lock"));
+    let _held = lock.as_ref().ok().and_then(|f| f.lock().ok());
+    let file = dir.join("cublas-paths.json");
     let mut known: std::collections::BTreeMap<String, CublasPath> = std::fs::read_to_string(&file)
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
@@ -607,8 +617,9 @@ pub fn choose_cublas_path(
         }
     }
     known.insert(key, best.1);
-    let _ = std::fs::create_dir_all(crate::gpu::compile::cache_dir());
-    let _ = std::fs::write(&file, serde_json::to_string_pretty(&known)?);
+    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+    let _ = std::fs::write(&tmp, serde_json::to_string_pretty(&known)?)
+        .and_then(|_| std::fs::rename(&tmp, &file));
     Ok(best.1)
 }
 

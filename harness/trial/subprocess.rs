@@ -12,12 +12,14 @@ pub const JOB_ENV: &str = "GEMM_ABLATE_CHILD_JOB";
 pub const NAME_ENV: &str = "GEMM_ABLATE_CHILD_NAME";
 /// Set in a child: where to write the record.
 pub const RECORD_ENV: &str = "GEMM_ABLATE_CHILD_RECORD";
+/// Set in a child: the parent's CUDA ordinal of the one device the child sees (as its device 0).
+pub const DEVICE_ENV: &str = "GEMM_ABLATE_CHILD_DEVICE";
 
 /// If this process is a child, runs its job, writes the record and returns the exit code; else None.
 pub fn child_entry() -> Option<std::process::ExitCode> {
     let job_json = std::env::var(JOB_ENV).ok()?;
     let name = std::env::var(NAME_ENV).unwrap_or_default();
-    let record = match serde_json::from_str::<Job>(&job_json) {
+    let mut record = match serde_json::from_str::<Job>(&job_json) {
         Ok(job) => crate::trial::job::run(&name, &job),
         Err(e) => TrialRecord::new(
             &name,
@@ -27,6 +29,16 @@ pub fn child_entry() -> Option<std::process::ExitCode> {
             Observed::Error(format!("the child could not read its job: {e}")),
         ),
     };
+    record.gpu = crate::gpu::device::query(0)
+        .ok()
+        .map(|info| crate::gpu::device::GpuSeat {
+            index: std::env::var(DEVICE_ENV)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            name: info.name,
+            pci_bus_id: info.pci_bus_id,
+        });
     if let Ok(path) = std::env::var(RECORD_ENV) {
         let _ = std::fs::write(path, serde_json::to_string(&record).unwrap_or_default());
     }
