@@ -11,6 +11,7 @@
 //!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
 //!   gemm-ablate report FILE... [--out DIR]  a markdown report with SVG charts (grouped by GPU and host)
 //!   gemm-ablate baseline NOW BASE [--fail-on-slower]  every trial of a run against the same trial in another
+//!   gemm-ablate profile SPEC SHAPE [bf16]  Nsight Compute on the variant and on cuBLAS, side by side
 
 use harness::gpu::device;
 use harness::kernel::source;
@@ -23,7 +24,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE... | report FILE... [--out DIR] | baseline NOW BASE [--fail-on-slower]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE... | report FILE... [--out DIR] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16]]");
     ExitCode::from(2)
 }
 
@@ -107,6 +108,7 @@ fn main() -> ExitCode {
         Some("agree") if args.len() >= 2 => agree(&args[1..]),
         Some("report") => report(&args[1..]),
         Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
+        Some("profile") if args.len() >= 3 => profile(&args[1..]),
         Some("list") => {
             for r in Rung::ALL {
                 println!(
@@ -143,6 +145,82 @@ fn main() -> ExitCode {
         },
         Some(_) => usage(),
     }
+}
+
+/// Nsight Compute on one variant and on cuBLAS: `profile SPEC SHAPE [bf16]`; the report is kept under
+/// results/profiles/.
+fn profile(args: &[String]) -> ExitCode {
+    let dtype = args[2..]
+        .iter()
+        .find_map(|d| DType::parse(d))
+        .unwrap_or(DType::F16);
+    let variant = match spec(&args[0]) {
+        Ok(VariantSpec::Cublas) => {
+            eprintln!("profile compares a kernel with cuBLAS: give a kernel spec such as rung7 or rung8:pingpong=0");
+            return ExitCode::from(2);
+        }
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(shape) = shape_arg(&args[1]) else {
+        return ExitCode::from(2);
+    };
+    if let Err(e) = variant.validate(&shape) {
+        eprintln!("{e}");
+        return ExitCode::from(2);
+    }
+    if let Err(e) = harness::trial::profile::find_ncu() {
+        eprintln!("{e}");
+        return ExitCode::from(2);
+    }
+    if let Err(reason) = device::hopper_available() {
+        eprintln!("profile needs a Hopper GPU: {reason}");
+        return ExitCode::FAILURE;
+    }
+    let name = format!("profile::{}::{}", variant.name(), shape.name);
+    let stamp = harness::report::results::utc_now().replace([':', '-'], "");
+    let safe: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let dir = harness::report::results::results_dir()
+        .join("profiles")
+        .join(format!("{safe}-{stamp}"));
+    let job = Job::Profile {
+        variant,
+        shape,
+        dtype,
+    };
+    match harness::trial::profile::run(&name, &job, &dir) {
+        Ok(p) => {
+            print!("{}", harness::report::text::profile_text(&p));
+            println!("saved in {}", dir.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!(
+                "{e}\n(what ncu printed is in {})",
+                dir.join("ncu.log").display()
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A named shape, or an error listing them.
+fn shape_arg(name: &str) -> Option<harness::kernel::problem::Shape> {
+    let found = harness::kernel::problem::find_shape(name);
+    if found.is_none() {
+        let names: Vec<String> = harness::kernel::problem::named_shapes()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        eprintln!("unknown shape {name}: one of {}", names.join(", "));
+    }
+    found
 }
 
 /// One results file against another taken as the baseline: `baseline NOW.json BASE.json [--fail-on-slower]`.
@@ -295,12 +373,7 @@ fn spec(s: &str) -> Result<VariantSpec, String> {
 
 /// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.
 fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
-    let Some(shape) = harness::kernel::problem::find_shape(shape_name) else {
-        let names: Vec<String> = harness::kernel::problem::named_shapes()
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        eprintln!("unknown shape {shape_name}: one of {}", names.join(", "));
+    let Some(shape) = shape_arg(shape_name) else {
         return ExitCode::from(2);
     };
     let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s)).collect();

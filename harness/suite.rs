@@ -48,7 +48,9 @@ fn specs(job: &Job) -> (Vec<&VariantSpec>, DType) {
             dtype,
             ..
         } => (vec![baseline, candidate], *dtype),
-        Job::Check { variant, dtype, .. } => (vec![variant], *dtype),
+        Job::Check { variant, dtype, .. } | Job::Profile { variant, dtype, .. } => {
+            (vec![variant], *dtype)
+        }
         Job::Sweep { points, dtype, .. } => (points.iter().collect(), *dtype),
         Job::CublasVsCpu { dtype } => (Vec::new(), *dtype),
     }

@@ -180,6 +180,20 @@ impl Gpu {
         self.stream.synchronize().during("synchronizing the stream")
     }
 
+    /// Runs `f` inside a profiler range (cuProfilerStart / cuProfilerStop): with `--profile-from-start off`,
+    /// Nsight Compute profiles only the kernels launched in it.
+    pub fn profiled(&self, f: impl FnOnce() -> Result<()>) -> Result<()> {
+        self.ctx.bind_to_thread().during("binding the context")?;
+        unsafe { sys::cuProfilerStart() }
+            .result()
+            .during("starting the profiler range")?;
+        let ran = f();
+        let stopped = unsafe { sys::cuProfilerStop() }
+            .result()
+            .during("stopping the profiler range");
+        ran.and(stopped)
+    }
+
     /// Raw stream handle for driver calls.
     pub fn cu_stream(&self) -> sys::CUstream {
         self.stream.cu_stream()

@@ -300,6 +300,41 @@ pub fn print_baseline(c: &crate::report::baseline::BaselineComparison, name: &st
     );
 }
 
+/// `profile`: the variant's kernel and cuBLAS's, metric by metric, with their ratio.
+pub fn profile_text(p: &crate::trial::profile::Profile) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "variant: {}", p.variant_kernel);
+    let _ = writeln!(out, "cuBLAS:  {}", p.cublas_kernel);
+    let _ = writeln!(
+        out,
+        "\n{:<34} {:>14} {:>14} {:>10}  unit",
+        "metric", "variant", "cuBLAS", "ratio"
+    );
+    let show = |v: Option<f64>| match v {
+        Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.3}"),
+        None => "n/a".into(),
+    };
+    for r in &p.rows {
+        let ratio = match (r.variant, r.cublas) {
+            (Some(a), Some(b)) if b != 0.0 => format!("{:.3}", a / b),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            out,
+            "{:<34} {:>14} {:>14} {:>10}  {}",
+            r.label,
+            show(r.variant),
+            show(r.cublas),
+            ratio,
+            r.unit
+        );
+    }
+    let _ = writeln!(out, "\nreport: {}", p.report.display());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

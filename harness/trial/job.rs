@@ -22,7 +22,7 @@ use crate::measure::variant::{GemmKernel, LoadPathKernel, Variant};
 use crate::settings::Settings;
 use crate::trial::expect::{Caught, Expectation, Judgement};
 use serde::{Deserialize, Serialize};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One side of a comparison.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,6 +87,13 @@ pub enum Job {
     },
     /// cuBLAS against a float64 CPU GEMM on small shapes: validates the reference call itself.
     CublasVsCpu { dtype: DType },
+    /// Check the variant, warm it and cuBLAS up, then launch each once inside a profiler range (for Nsight
+    /// Compute's `--profile-from-start off`).
+    Profile {
+        variant: VariantSpec,
+        shape: Shape,
+        dtype: DType,
+    },
 }
 
 impl Job {
@@ -127,6 +134,16 @@ impl Job {
             Job::CublasVsCpu { dtype } => {
                 format!("cuBLAS ({}) against a float64 CPU GEMM", dtype.name())
             }
+            Job::Profile {
+                variant,
+                shape,
+                dtype,
+            } => format!(
+                "{} and cuBLAS on {} ({}), one launch each under the profiler",
+                variant.name(),
+                shape.name,
+                dtype.name()
+            ),
         }
     }
 }
@@ -432,6 +449,11 @@ fn run_on(ctx: &TrialContext, name: &str, job: &Job) -> Result<TrialRecord> {
             dtype,
         } => check_job(ctx, name, job, variant, shape, *dtype),
         Job::CublasVsCpu { dtype } => cublas_vs_cpu(ctx, name, job, *dtype),
+        Job::Profile {
+            variant,
+            shape,
+            dtype,
+        } => profile_job(ctx, name, job, variant, shape, *dtype),
     }
 }
 
@@ -1012,6 +1034,51 @@ fn check_job(
         )))),
         Err(e) => Err(e),
     }
+}
+
+/// Launches checked to be correct, warmed up (so clocks and caches are as the suite times them), then one
+/// launch of the variant and one of cuBLAS inside the profiler range: exactly the two kernels ncu profiles.
+fn profile_job(
+    ctx: &TrialContext,
+    name: &str,
+    job: &Job,
+    variant: &VariantSpec,
+    shape: &Shape,
+    dtype: DType,
+) -> Result<TrialRecord> {
+    variant.validate(shape)?;
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let (records, path, flags, wrong) =
+        check_all(ctx, &util, shape, dtype, &[&VariantSpec::Cublas, variant])?;
+    let base = |observed| TrialRecord {
+        shape: Some(shape.clone()),
+        dtype: Some(dtype),
+        variants: records.clone(),
+        flags: flags.clone(),
+        ..TrialRecord::new(name, job, observed)
+    };
+    if let Some((caught, message)) = wrong {
+        return Ok(base(Observed::Wrong { caught, message }));
+    }
+    let ops = Operands::new(&ctx.gpu, &util, shape, dtype, 1, ctx.seeds.next())?;
+    let cublas = Cublas::new(&ctx.gpu, &ops)?.with_path(path);
+    let bound = BoundVariant::new(ctx, variant, &ops)?;
+    let kernel = bound.variant(Some(&cublas))?;
+    let warm_until = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < warm_until {
+        for _ in 0..5 {
+            kernel.launch(&ctx.gpu, 0)?;
+            cublas.launch(&ctx.gpu, 0)?;
+        }
+        ctx.gpu.synchronize()?;
+    }
+    ctx.gpu.profiled(|| {
+        kernel.launch(&ctx.gpu, 0)?;
+        ctx.gpu.synchronize()?;
+        cublas.launch(&ctx.gpu, 0)?;
+        ctx.gpu.synchronize()
+    })?;
+    Ok(base(Observed::Correct))
 }
 
 fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Result<TrialRecord> {

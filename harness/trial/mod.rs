@@ -1,9 +1,10 @@
 //! Trials: what runs (jobs), what is expected and where that comes from (expect, pins, hypothesis), the child
-//! processes, the libtest glue, the replay of committed runs, and calibration.
+//! processes, Nsight Compute profiles, the libtest glue, the replay of committed runs, and calibration.
 
 pub mod calibration;
 pub mod expect;
 pub mod hypothesis;
 pub mod job;
 pub mod pins;
+pub mod profile;
 pub mod subprocess;
