@@ -54,13 +54,16 @@ fn seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static str)>
     })
 }
 
-/// Step trials whose verdict did not hold from one reference run to the next: on prefill_mlp_up the card runs at
+/// Step trials whose verdict did not hold from one reference run to the next. On prefill_mlp_up the card runs at
 /// its power cap, its SM clock wanders (1000-1950 MHz over a run, and by machine) and these ratios move with it
 /// (warpspec: 0.99 at 1900 MHz, 1.03 at 1700; multicast: 0.90-0.94 at 1250-1350 MHz, 1.00-1.06 under 1070).
-/// Pinned as ratios from the rounds-method runs.
-const UNSETTLED: [&str; 2] = [
+/// warpspec on square4096 sits inside the band but on its edge (0.983-0.994 in four whole-suite runs), so a
+/// run's interval can cross 0.98: the 7c0344c run said inconclusive (0.9832 [0.9790, 0.9875]).
+/// Pinned as ratios from the rounds-method runs; the seed's hypothesis is kept beside the pin.
+const UNSETTLED: [&str; 3] = [
     "ablation::warpspec::prefill_mlp_up",
     "ablation::multicast::prefill_mlp_up",
+    "ablation::warpspec::square4096",
 ];
 
 /// Each of the seed's steps: rung N against rung N-1 on the seed's table shapes.

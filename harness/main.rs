@@ -210,17 +210,11 @@ fn profile(args: &[String]) -> ExitCode {
     }
 }
 
-/// A named shape, or an error listing them.
-fn shape_arg(name: &str) -> Option<harness::kernel::problem::Shape> {
-    let found = harness::kernel::problem::find_shape(name);
-    if found.is_none() {
-        let names: Vec<String> = harness::kernel::problem::named_shapes()
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        eprintln!("unknown shape {name}: one of {}", names.join(", "));
-    }
-    found
+/// A named shape or MxNxK, or the error printed.
+fn shape_arg(text: &str) -> Option<harness::kernel::problem::Shape> {
+    harness::kernel::problem::parse_shape(text)
+        .map_err(|e| eprintln!("{e}"))
+        .ok()
 }
 
 /// One results file against another taken as the baseline: `baseline NOW.json BASE.json [--fail-on-slower]`.

@@ -133,7 +133,66 @@ pub fn find_shape(name: &str) -> Option<Shape> {
     named_shapes().into_iter().find(|s| s.name == name)
 }
 
+/// A shape from the command line: a name (`prefill_attn_out`) or `MxNxK` (`1500x8192x8192`). A size that no
+/// GEMM here can take is an error naming the constraint, before anything is allocated or launched.
+pub fn parse_shape(text: &str) -> crate::error::Result<Shape> {
+    if let Some(s) = find_shape(text) {
+        return Ok(s);
+    }
+    let err = |why: String| crate::error::Error::Config(format!("shape {text:?}: {why}"));
+    let dims: Vec<&str> = text.split(['x', 'X']).collect();
+    let looks_numeric =
+        dims.len() == 3 && dims.iter().all(|d| d.chars().all(|c| c.is_ascii_digit()));
+    if !looks_numeric {
+        let names: Vec<String> = named_shapes().into_iter().map(|s| s.name).collect();
+        return Err(err(format!(
+            "give MxNxK (such as 1500x8192x8192) or one of {}",
+            names.join(", ")
+        )));
+    }
+    let mut v = [0usize; 3];
+    for (slot, d) in v.iter_mut().zip(&dims) {
+        *slot = d.parse().map_err(|_| err(format!("{d} is not a size")))?;
+    }
+    let [m, n, k] = v;
+    if m == 0 || n == 0 || k == 0 {
+        return Err(err("M, N and K must each be at least 1".into()));
+    }
+    if n % 8 != 0 || k % 8 != 0 {
+        return Err(err(format!(
+            "N ({n}) and K ({k}) must be multiples of 8: TMA needs every row stride to be a multiple of 16 bytes"
+        )));
+    }
+    if [m, n, k].iter().any(|&d| d > i32::MAX as usize) {
+        return Err(err(
+            "each size must fit a 32-bit coordinate (at most 2147483647)".into(),
+        ));
+    }
+    Ok(Shape::new(&format!("{m}x{n}x{k}"), m, n, k))
+}
+
 /// A named shape; panics on an unknown name (a typo in a trial list).
 pub fn shape(name: &str) -> Shape {
     find_shape(name).unwrap_or_else(|| panic!("unknown shape name {name}"))
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_names_or_sizes_and_bad_sizes_say_why() {
+        assert_eq!(parse_shape("long_k").unwrap().k, 16384);
+        let s = parse_shape("1500x8192x8192").unwrap();
+        assert_eq!(
+            (s.m, s.n, s.k, s.name.as_str()),
+            (1500, 8192, 8192, "1500x8192x8192")
+        );
+        let e = |t: &str| parse_shape(t).unwrap_err().to_string();
+        assert!(e("1500x8190x8192").contains("multiples of 8"));
+        assert!(e("0x8192x8192").contains("at least 1"));
+        assert!(e("4096x4096x4294967296").contains("32-bit"));
+        assert!(e("squre4096").contains("square4096"));
+        assert!(e("12x8").contains("MxNxK"));
+    }
 }
