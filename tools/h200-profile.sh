@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Nsight Compute profiles on the H200 (device machine): the variant against cuBLAS, side by side, with the
+# .ncu-rep kept. Run from the repository root after ../shared/tools/gpu-stage, with OUT set.
+set -uo pipefail
+export GEMM_ABLATE_RESULTS_DIR="$OUT/profile-runs"
+rc=0
+for args in "rung7 square4096" "rung8:pingpong=0,raster=upto8 square4096" "rung8:pingpong=0,raster=upto8 decode_attn_out"; do
+  echo "== gemm-ablate profile $args"
+  start=$(date +%s)
+  .gpu/gemm-ablate profile $args || rc=1
+  echo "($(( $(date +%s) - start )) s)"
+done > "$OUT/profile.log" 2>&1
+tail -60 "$OUT/profile.log"
+exit $rc
