@@ -7,7 +7,7 @@ rc=0
 for args in "rung7 square4096" "rung8:pingpong=0,raster=upto8 square4096" "rung8:pingpong=0,raster=upto8 decode_attn_out"; do
   echo "== gemm-ablate profile $args"
   start=$(date +%s)
-  .gpu/gemm-ablate profile $args || rc=1
+  timeout 90 .gpu/gemm-ablate profile $args || rc=1
   echo "($(( $(date +%s) - start )) s)"
 done > "$OUT/profile.log" 2>&1
 tail -60 "$OUT/profile.log"
