@@ -10,5 +10,7 @@ for args in "rung7 square4096" "rung8:pingpong=0,raster=upto8 square4096" "rung8
   timeout 90 .gpu/gemm-ablate profile $args || rc=1
   echo "($(( $(date +%s) - start )) s)"
 done > "$OUT/profile.log" 2>&1
+# The reports sit three folders down, deeper than what comes back from the device: one archive.
+tar czf "$OUT/profiles.tgz" -C "$GEMM_ABLATE_RESULTS_DIR" profiles && rm -rf "$GEMM_ABLATE_RESULTS_DIR"
 tail -60 "$OUT/profile.log"
 exit $rc

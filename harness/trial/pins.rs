@@ -90,8 +90,9 @@ impl Reference {
     }
 }
 
-/// The rounds-method reference runs (commits 796511a, 9a8c135 and 7c0344c, whole suite each, three lent H200s).
-const CURRENT: [(&str, &str); 3] = [
+/// The rounds-method reference runs (commits 796511a, 9a8c135, 7c0344c and 9f564f1, whole suite each, four lent
+/// H200s).
+const CURRENT: [(&str, &str); 4] = [
     (
         "796511a/ablations-20261130T122613Z",
         include_str!("../../results/h200/796511a/ablations-20261130T122613Z.json"),
@@ -103,6 +104,10 @@ const CURRENT: [(&str, &str); 3] = [
     (
         "7c0344c/ablations-20261130T131618Z",
         include_str!("../../results/h200/7c0344c/ablations-20261130T131618Z.json"),
+    ),
+    (
+        "9f564f1/ablations-20261130T132526Z",
+        include_str!("../../results/h200/9f564f1/ablations-20261130T132526Z.json"),
     ),
 ];
 
