@@ -17,7 +17,7 @@ use harness::gpu::device;
 use harness::kernel::source;
 use harness::report::results::{Environment, RunFile};
 use harness::settings::Settings;
-use harness::trial::job::{Job, TrialRecord, VariantSpec};
+use harness::trial::job::{Job, Observed, TrialRecord, VariantSpec};
 use harness::trial::subprocess;
 use harness::{DType, Rung};
 use std::process::ExitCode;
@@ -378,6 +378,13 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A spec that cannot run this shape is said before anything starts.
+    for p in &parsed {
+        if let Err(e) = p.validate(&shape) {
+            eprintln!("{}: {e}", p.name());
+            return ExitCode::from(2);
+        }
+    }
     if let Err(reason) = device::hopper_available() {
         eprintln!("compare needs a Hopper GPU: {reason}");
         return ExitCode::FAILURE;
@@ -398,10 +405,14 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
         );
         let mut r = subprocess::run_in_child(&name, &job, deadline).record;
         r.judgement = match &r.observed {
-            harness::trial::job::Observed::Compared(e) => harness::report::text::estimate_line(e),
+            Observed::Compared(e) => harness::report::text::estimate_line(e),
+            Observed::Wrong { message: m, .. }
+            | Observed::Hang(m)
+            | Observed::HostTimeout(m)
+            | Observed::Error(m) => format!("no verdict, {}: {m}", r.observed.kind()),
             o => format!("no verdict: {}", o.kind()),
         };
-        r.passed = matches!(r.observed, harness::trial::job::Observed::Compared(_));
+        r.passed = matches!(r.observed, Observed::Compared(_));
         println!("{name}");
         harness::report::text::print_record(&r);
         records.push(r);

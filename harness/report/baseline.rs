@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn a_run_against_itself_has_no_change() {
-        let run = committed("ablations-20261130T123530Z.json");
+        let run = committed("9a8c135/ablations-20261130T123530Z.json");
         let c = compare(&run, &run);
         assert!(!c.changes.is_empty());
         assert!(c
@@ -178,7 +178,7 @@ mod tests {
         // 796511a's run as the baseline, 9a8c135's as the new run: rung 4 on prefill_mlp_up went from 1.297 to
         // 1.432 of cuBLAS's time (the other machine's cuBLAS ran at a higher clock): a slowdown relative to cuBLAS.
         let base = committed("796511a/ablations-20261130T122613Z.json");
-        let now = committed("ablations-20261130T123530Z.json");
+        let now = committed("9a8c135/ablations-20261130T123530Z.json");
         let c = compare(&now, &base);
         let rung4 = c
             .changes
@@ -204,7 +204,7 @@ mod tests {
             std::env::temp_dir().join(format!("gemm-ablate-baseline-test-{}", std::process::id()));
         let e = load(&dir, "nope", "ablations").unwrap_err();
         assert!(e.contains("no baseline \"nope\""), "{e}");
-        let run = committed("microbench-20261130T124018Z.json");
+        let run = committed("9a8c135/microbench-20261130T124018Z.json");
         let p = save(&run, &dir, "main").unwrap();
         assert!(p.ends_with("baselines/main/microbench.json"));
         assert_eq!(

@@ -433,8 +433,8 @@ mod tests {
     #[test]
     fn a_report_of_the_committed_runs_has_every_section() {
         let runs = read_runs(&[
-            committed("ablations-20261130T123530Z.json"),
-            committed("microbench-20261130T124018Z.json"),
+            committed("9a8c135/ablations-20261130T123530Z.json"),
+            committed("9a8c135/microbench-20261130T124018Z.json"),
             committed("calibration-20261130T124145Z.json"),
         ])
         .unwrap();
@@ -478,7 +478,7 @@ mod tests {
 
     #[test]
     fn runs_from_several_hosts_are_grouped() {
-        let mut runs = read_runs(&[committed("ablations-20261130T123530Z.json")]).unwrap();
+        let mut runs = read_runs(&[committed("9a8c135/ablations-20261130T123530Z.json")]).unwrap();
         let mut other = runs[0].clone();
         other.0 = "other".into();
         other.1.environment.host = "another-host".into();

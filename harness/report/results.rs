@@ -171,7 +171,8 @@ mod tests {
         while let Some(d) = stack.pop() {
             for entry in std::fs::read_dir(&d).unwrap() {
                 let path = entry.unwrap().path();
-                if path.is_dir() {
+                // Profiles (ncu reports and their tables) are not runs.
+                if path.is_dir() && path.file_name().is_some_and(|n| n != "profiles") {
                     stack.push(path);
                 } else if path.extension().and_then(|e| e.to_str()) == Some("json") {
                     files.push(path);

@@ -98,8 +98,8 @@ const CURRENT: [(&str, &str); 4] = [
         include_str!("../../results/h200/796511a/ablations-20261130T122613Z.json"),
     ),
     (
-        "ablations-20261130T123530Z",
-        include_str!("../../results/h200/ablations-20261130T123530Z.json"),
+        "9a8c135/ablations-20261130T123530Z",
+        include_str!("../../results/h200/9a8c135/ablations-20261130T123530Z.json"),
     ),
     (
         "7c0344c/ablations-20261130T131618Z",
