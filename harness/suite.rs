@@ -263,6 +263,7 @@ fn run_trial(
     deadline: Duration,
     repeat: usize,
     device: usize,
+    seat: Option<&device::GpuSeat>,
 ) -> Vec<TrialRecord> {
     // A pinned ratio is checked to within its tolerance: sample until the interval is comfortably narrower.
     let precision = match expectation.expect {
@@ -298,7 +299,15 @@ fn run_trial(
             if repeat > 1 {
                 text.push_str(&format!("  -- process {} of {repeat}\n", i + 1));
             }
-            let r = outcome.record.judged(expectation);
+            let mut record = outcome.record;
+            // A process that was killed or died wrote no record of its GPU: the parent knows which it was.
+            if record.gpu.is_none() {
+                record.gpu = Some(seat.cloned().unwrap_or(device::GpuSeat {
+                    index: device,
+                    ..Default::default()
+                }));
+            }
+            let r = record.judged(expectation);
             text.push_str(&crate::report::text::record_text(&r));
             r
         })
@@ -371,6 +380,7 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
             })
             .collect();
     }
+    let seats = Arc::new(environment.gpus.clone());
     // The results file is rewritten after every GPU trial, so a run cut short still leaves what it measured.
     let run_file = Arc::new(Mutex::new(RunFile {
         suite: suite.to_string(),
@@ -380,11 +390,12 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     }));
     let mut trials = cpu_trials;
     for t in gpu_trials {
-        let (available, run_file, progress, pool) = (
+        let (available, run_file, progress, pool, seats) = (
             available.clone(),
             run_file.clone(),
             progress.clone(),
             pool.clone(),
+            seats.clone(),
         );
         let deadline = Duration::from_secs_f64(t.deadline_s.unwrap_or(settings.trial_timeout_s));
         let repeat = settings.repeat;
@@ -403,7 +414,16 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                 }
                 progress.start(&name);
                 let seat = pool.take();
-                let records = run_trial(&name, &job, &expectation, deadline, repeat, seat.device);
+                let known = seats.iter().find(|s| s.index == seat.device);
+                let records = run_trial(
+                    &name,
+                    &job,
+                    &expectation,
+                    deadline,
+                    repeat,
+                    seat.device,
+                    known,
+                );
                 drop(seat);
                 let failed: Vec<String> = records
                     .iter()

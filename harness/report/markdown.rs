@@ -142,6 +142,24 @@ fn section(
             d.driver_version, d.cuda_driver_api
         );
     }
+    if env.gpus.len() > 1 {
+        let seats: Vec<String> = env
+            .gpus
+            .iter()
+            .map(|g| {
+                let trials = run
+                    .trials
+                    .iter()
+                    .filter(|t| t.gpu.as_ref().is_some_and(|s| s.index == g.index))
+                    .count();
+                format!(
+                    "{}: {} ({}, {trials} trials)",
+                    g.index, g.name, g.pci_bus_id
+                )
+            })
+            .collect();
+        let _ = writeln!(md, "| trials spread over | {} |", seats.join("; "));
+    }
     let _ = writeln!(md, "| commit | `{}` |", env.commit);
     let _ = writeln!(md, "| date, host | {}, {} |", env.date, env.host);
     let settings: Vec<String> = env
