@@ -110,24 +110,7 @@ fn main() -> ExitCode {
         Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
         Some("profile") if args.len() >= 3 => profile(&args[1..]),
         Some("list") => {
-            for r in Rung::ALL {
-                println!(
-                    "{:<22} {}\n{:<22} seed (B200): {}",
-                    r.name(),
-                    r.change(),
-                    "",
-                    r.seed_finding()
-                );
-            }
-            println!("\nSwitches (in specs like rung8:cluster=1,pingpong=0):");
-            for s in harness::kernel::switches::SWITCHES {
-                println!(
-                    "  {:<12} {:<22} {}",
-                    s.key,
-                    s.define.unwrap_or("(launch side)"),
-                    s.doc
-                );
-            }
+            print!("{}", harness::report::text::list_text());
             ExitCode::SUCCESS
         }
         Some("device") => match device::query(0) {

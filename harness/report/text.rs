@@ -335,6 +335,36 @@ pub fn profile_text(p: &crate::trial::profile::Profile) -> String {
     out
 }
 
+/// `list`: every rung with what it adds and the seed's finding, then every switch.
+pub fn list_text() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for r in Rung::ALL {
+        let _ = writeln!(
+            out,
+            "{:<22} {}\n{:<22} seed (B200): {}",
+            r.name(),
+            r.change(),
+            "",
+            r.seed_finding()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nSwitches (in specs like rung8:cluster=1,pingpong=0):"
+    );
+    for s in crate::kernel::switches::SWITCHES {
+        let _ = writeln!(
+            out,
+            "  {:<12} {:<22} {}",
+            s.key,
+            s.define.unwrap_or("(launch side)"),
+            s.doc
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
