@@ -356,14 +356,15 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     );
     // One trial at a time per GPU: as many test threads as GPUs, whatever the machine's core count.
     let devices = match available.as_ref() {
-        Ok(()) => match choose_devices(&settings) {
+        // Listing the trials (libtest's --list, which nextest relies on) needs no GPU.
+        Ok(()) if !args.list => match choose_devices(&settings) {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("{e}");
                 return ExitCode::from(2);
             }
         },
-        Err(_) => vec![0],
+        _ => vec![0],
     };
     args.test_threads = Some(devices.len());
     let pool = Arc::new(DevicePool::new(&devices));
