@@ -235,13 +235,14 @@ impl Drop for DeviceGuard<'_> {
 
 /// The GPUs to spread the trials over: GEMM_ABLATE_DEVICES, else every device this process sees; each must
 /// exist and be a Hopper GPU.
-fn choose_devices(settings: &Settings) -> std::result::Result<Vec<usize>, String> {
+fn choose_devices(settings: &Settings) -> std::result::Result<Vec<device::GpuSeat>, String> {
     let count = device::count().map_err(|e| e.to_string())?;
     let chosen = settings
         .devices
         .clone()
         .unwrap_or_else(|| (0..count).collect());
-    for &d in &chosen {
+    let mut seats = Vec::new();
+    for d in chosen {
         if d >= count {
             return Err(format!(
                 "GEMM_ABLATE_DEVICES names device {d}, but this process sees {count} CUDA devices (0 to {})",
@@ -250,8 +251,13 @@ fn choose_devices(settings: &Settings) -> std::result::Result<Vec<usize>, String
         }
         let info = device::query(d).map_err(|e| e.to_string())?;
         device::check_arch(&info).map_err(|e| format!("device {d}: {e}"))?;
+        seats.push(device::GpuSeat {
+            index: d,
+            name: info.name,
+            pci_bus_id: info.pci_bus_id,
+        });
     }
-    Ok(chosen)
+    Ok(seats)
 }
 
 /// Runs one GPU trial `repeat` times, each in its own process on `device`, judges each record, and prints
@@ -355,33 +361,26 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         },
     );
     // One trial at a time per GPU: as many test threads as GPUs, whatever the machine's core count.
-    let devices = match available.as_ref() {
+    let seats = match available.as_ref() {
         // Listing the trials (libtest's --list, which nextest relies on) needs no GPU.
         Ok(()) if !args.list => match choose_devices(&settings) {
-            Ok(d) => d,
+            Ok(s) => s,
             Err(e) => {
                 eprintln!("{e}");
                 return ExitCode::from(2);
             }
         },
-        _ => vec![0],
+        _ => Vec::new(),
+    };
+    let devices: Vec<usize> = match seats.is_empty() {
+        true => vec![0],
+        false => seats.iter().map(|s| s.index).collect(),
     };
     args.test_threads = Some(devices.len());
     let pool = Arc::new(DevicePool::new(&devices));
     let mut environment = Environment::capture();
-    if available.is_ok() {
-        environment.gpus = devices
-            .iter()
-            .filter_map(|&d| {
-                device::query(d).ok().map(|info| device::GpuSeat {
-                    index: d,
-                    name: info.name,
-                    pci_bus_id: info.pci_bus_id,
-                })
-            })
-            .collect();
-    }
-    let seats = Arc::new(environment.gpus.clone());
+    environment.gpus = seats.clone();
+    let seats = Arc::new(seats);
     // The results file is rewritten after every GPU trial, so a run cut short still leaves what it measured.
     let run_file = Arc::new(Mutex::new(RunFile {
         suite: suite.to_string(),

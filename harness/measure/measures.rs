@@ -60,8 +60,32 @@ pub fn headline(measures: &[Measure]) -> Option<&Measure> {
         .find(|m| m.name == THROUGHPUT || m.name == FILL_RATE)
 }
 
+/// The measures of a stored record (flattened into it): its own list, or, in a record written before measures
+/// existed, `median_us`, `rate` and `rate_unit`.
+#[derive(Deserialize)]
+pub struct StoredMeasures {
+    #[serde(default)]
+    measures: Vec<Measure>,
+    #[serde(default)]
+    median_us: Option<f64>,
+    #[serde(default)]
+    rate: Option<f64>,
+    #[serde(default)]
+    rate_unit: String,
+}
+
+impl StoredMeasures {
+    pub fn into_measures(self) -> Vec<Measure> {
+        if self.measures.is_empty() {
+            from_legacy(self.median_us, self.rate, &self.rate_unit)
+        } else {
+            self.measures
+        }
+    }
+}
+
 /// Records written before measures existed kept `median_us`, `rate` and `rate_unit`; this reads them as measures.
-pub fn from_legacy(median_us: Option<f64>, rate: Option<f64>, rate_unit: &str) -> Vec<Measure> {
+fn from_legacy(median_us: Option<f64>, rate: Option<f64>, rate_unit: &str) -> Vec<Measure> {
     let mut out = Vec::new();
     if let Some(us) = median_us {
         out.push(measure(TIME, us, "us"));

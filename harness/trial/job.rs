@@ -221,31 +221,20 @@ struct VariantRecordWire {
     config: Option<GemmConfig>,
     resources: Option<ResourceReport>,
     check: Option<CheckReport>,
-    #[serde(default)]
-    measures: Vec<Measure>,
-    #[serde(default)]
-    median_us: Option<f64>,
-    #[serde(default)]
-    rate: Option<f64>,
-    #[serde(default)]
-    rate_unit: String,
+    #[serde(flatten)]
+    measures: measures::StoredMeasures,
     checksum: Option<(u64, u64)>,
 }
 
 impl From<VariantRecordWire> for VariantRecord {
     fn from(w: VariantRecordWire) -> VariantRecord {
-        let measures = if w.measures.is_empty() {
-            measures::from_legacy(w.median_us, w.rate, &w.rate_unit)
-        } else {
-            w.measures
-        };
         VariantRecord {
             name: w.name,
             label: w.label,
             config: w.config,
             resources: w.resources,
             check: w.check,
-            measures,
+            measures: w.measures.into_measures(),
             checksum: w.checksum,
         }
     }
@@ -280,14 +269,8 @@ struct SweepRowWire {
     point: String,
     is_reference: bool,
     rejected: Option<String>,
-    #[serde(default)]
-    measures: Vec<Measure>,
-    #[serde(default)]
-    median_us: Option<f64>,
-    #[serde(default)]
-    rate: Option<f64>,
-    #[serde(default)]
-    rate_unit: String,
+    #[serde(flatten)]
+    measures: measures::StoredMeasures,
     relative_time: Option<f64>,
     vs_previous: Option<Estimate>,
     max_abs_err: Option<f64>,
@@ -295,16 +278,11 @@ struct SweepRowWire {
 
 impl From<SweepRowWire> for SweepRow {
     fn from(w: SweepRowWire) -> SweepRow {
-        let measures = if w.measures.is_empty() {
-            measures::from_legacy(w.median_us, w.rate, &w.rate_unit)
-        } else {
-            w.measures
-        };
         SweepRow {
             point: w.point,
             is_reference: w.is_reference,
             rejected: w.rejected,
-            measures,
+            measures: w.measures.into_measures(),
             relative_time: w.relative_time,
             vs_previous: w.vs_previous,
             max_abs_err: w.max_abs_err,
