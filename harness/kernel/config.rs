@@ -411,6 +411,12 @@ impl GemmConfig {
         self.cluster_m = cluster_m;
         self
     }
+    /// Rows per consumer warpgroup and tile width: `with_tile_shape(128, 128)` on two consumers is a 256x128 tile.
+    pub fn with_tile_shape(mut self, wg_m: u32, bn: u32) -> Self {
+        self.wg_m = wg_m;
+        self.bn = bn;
+        self
+    }
     pub fn with_pingpong(mut self, on: bool) -> Self {
         self.pingpong = on;
         self
