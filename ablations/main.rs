@@ -50,7 +50,8 @@ fn seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static str)>
             (NoChange, "on decode this step does close to nothing")
         }
         Rung::PersistentPingPong => (Faster, "1.09x at 4096^3, 848 to 816 us at 8192^3"),
-        Rung::KLoop => return None,
+        // Rung 1 has no step below it; rungs past the seed have no seed verdict.
+        Rung::KLoop | Rung::Cooperative => return None,
     })
 }
 
@@ -66,11 +67,68 @@ const UNSETTLED: [&str; 3] = [
     "ablation::warpspec::square4096",
 ];
 
-/// Each of the seed's steps: rung N against rung N-1 on the seed's table shapes.
+/// The rungs past the seed: each step's hypothesis, written before measuring (ablations/HYPOTHESES.md), on the
+/// seed's table shapes plus prefill_attn_out and long_k.
+fn past_seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static str)> {
+    use Verdict::*;
+    Some(match (rung, shape) {
+        (Rung::Cooperative, "square4096") => (
+            Faster,
+            "on rung 8 at 4096^3, ping-pong off measured 1.14x and a raster of 8 1.04x (9a8c135 switch trials)",
+        ),
+        (Rung::Cooperative, "prefill_mlp_up") => (
+            Faster,
+            "on rung 8, ping-pong off measured 1.42x and a raster of 8 1.33x on prefill_mlp_up (9a8c135)",
+        ),
+        (Rung::Cooperative, "prefill_attn_out") => (
+            Faster,
+            "rung 7's cooperative tile ran at 0.97x cuBLAS here against ping-pong's 0.84x (9a8c135 ladder)",
+        ),
+        (Rung::Cooperative, "long_k") => (
+            Faster,
+            "the cooperative 128x256 tile moves half the shared-memory bytes per FLOP of ping-pong's 64x256",
+        ),
+        (Rung::Cooperative, "decode_attn_out") => (
+            Slower,
+            "on rung 8, ping-pong off measured 0.68x on decode_attn_out (9a8c135): ping-pong's 64-row tiles give \
+             twice the tiles to 132 SMs",
+        ),
+        (Rung::Cooperative, "decode_mlp_up") => (
+            Faster,
+            "rung 7 ran at 0.98x cuBLAS here against ping-pong's 0.77x (9a8c135 ladder): 224 tiles fill the SMs",
+        ),
+        _ => return None,
+    })
+}
+
+/// Each step: rung N against rung N-1, on the seed's table shapes (and, past the seed, prefill_attn_out and long_k).
 fn steps() -> Vec<GpuTrial> {
     let mut out = Vec::new();
     for pair in Rung::ALL.windows(2) {
         let (below, rung) = (pair[0], pair[1]);
+        if rung > Rung::PersistentPingPong {
+            let word = rung.name().split_once('_').unwrap().1.to_string();
+            let shapes = [
+                "square4096",
+                "prefill_mlp_up",
+                "decode_attn_out",
+                "decode_mlp_up",
+                "prefill_attn_out",
+                "long_k",
+            ];
+            for s in shapes {
+                let (v, why) = past_seed_step_verdict(rung, s)
+                    .unwrap_or_else(|| panic!("{}: no hypothesis for {s}", rung.name()));
+                out.push(configs(
+                    &format!("ablation::{word}::{s}"),
+                    (&below.name(), below.config()),
+                    (&rung.name(), rung.config()),
+                    s,
+                    expect_verdict(v, &format!("ablations/HYPOTHESES.md: {why}")),
+                ));
+            }
+            continue;
+        }
         let word = rung.name().split_once('_').unwrap().1.to_string();
         for shape in harness::kernel::problem::seed_table_shapes() {
             let s = shape.name.as_str();
@@ -344,12 +402,59 @@ fn sanitize() -> Vec<GpuTrial> {
         .collect()
 }
 
+/// Switches on the rungs past the seed, each against the rung it is flipped on (ablations/HYPOTHESES.md).
+fn past_seed() -> Vec<GpuTrial> {
+    let r9 = || Rung::Cooperative.config();
+    let mut r9_wait_all = r9();
+    r9_wait_all.mma_wait_all = true;
+    ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"]
+        .into_iter()
+        .map(|s| {
+            configs(
+                &format!("beyond::mma_wait_all::{s}"),
+                (&Rung::Cooperative.name(), r9()),
+                ("rung9+mma_wait_all", r9_wait_all.clone()),
+                s,
+                expect_verdict(
+                    Verdict::Slower,
+                    "ablations/HYPOTHESES.md H10: waiting for every MMA of a k-block before releasing its stage \
+                     costs 1-3% on square and prefill (CUTLASS keeps one batch in flight for this reason)",
+                ),
+            )
+        })
+        .chain(
+            ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"]
+                .into_iter()
+                .map(|s| {
+                    let (v, why) = match s {
+                        "prefill_mlp_up" => (
+                            Verdict::Faster,
+                            "faster by 2-5%: with N = 28672 the tile shape changes which operand stays in L2",
+                        ),
+                        _ => (
+                            Verdict::NoChange,
+                            "no change: 256x128 and 128x256 move the same bytes per FLOP",
+                        ),
+                    };
+                    configs(
+                        &format!("beyond::tile_256x128::{s}"),
+                        (&Rung::Cooperative.name(), r9()),
+                        ("rung9+256x128", r9().with_tile_shape(128, 128)),
+                        s,
+                        expect_verdict(v, &format!("ablations/HYPOTHESES.md H12 (with our 2x1 cluster multicasting B, not cuBLAS's 1x2 multicasting A): {why}")),
+                    )
+                }),
+        )
+        .collect()
+}
+
 fn gpu_trials() -> Vec<GpuTrial> {
     [
         reference_and_dtypes(),
         noise(),
         harness::trial::hypothesis::ladder_trials(),
         steps(),
+        past_seed(),
         isolation(),
         switches(),
         reliability(),

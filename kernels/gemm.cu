@@ -9,6 +9,7 @@
 //   CLUSTER_M         2: a 2x1 cluster; the B tile is split between the two CTAs and multicast to both
 //   CONSUMERS, WG_M, BN, SETMAXNREG   consumer warpgroups, rows each one owns, tile width, register rebalancing
 //   PINGPONG          the consumers take alternate tiles so one's epilogue overlaps the other's mainloop
+//   MMA_WAIT_ALL      1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code;
 // BOUNDED_WAITS makes every mbarrier wait give up after HANG_TIMEOUT_NS and report where it hung, and
@@ -35,7 +36,7 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 #define MAINLOOP_K_BLOCKS 0
 #endif
 
-#if STAGES > 1
+#if STAGES > 1 && !MMA_WAIT_ALL
 #define MMA_IN_FLIGHT 1
 #else
 #define MMA_IN_FLIGHT 0

@@ -110,6 +110,10 @@ pub struct GemmConfig {
     /// Calibration: SM clock cycles each consumer warpgroup spins before each tile's epilogue (0 = none): a
     /// known slowdown for measuring the verdicts' error rates.
     pub epilogue_spin_cycles: u32,
+    /// Every k-block's MMAs waited for (wait_group 0) before its stage is released, instead of keeping one batch
+    /// in flight: the ablation of what rung 2 onwards do.
+    #[serde(default)]
+    pub mma_wait_all: bool,
 }
 
 /// Largest dynamic shared memory a Hopper CTA may opt into (227 KB); the device's own figure is checked too.
@@ -405,6 +409,12 @@ impl GemmConfig {
     }
     pub fn with_cluster(mut self, cluster_m: u32) -> Self {
         self.cluster_m = cluster_m;
+        self
+    }
+    /// Rows per consumer warpgroup and tile width: `with_tile_shape(128, 128)` on two consumers is a 256x128 tile.
+    pub fn with_tile_shape(mut self, wg_m: u32, bn: u32) -> Self {
+        self.wg_m = wg_m;
+        self.bn = bn;
         self
     }
     pub fn with_pingpong(mut self, on: bool) -> Self {

@@ -170,6 +170,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.epilogue_spin_cycles, number("spin", v)),
     },
     Switch {
+        key: "mma_wait",
+        define: Some("MMA_WAIT_ALL"),
+        doc: "1: every k-block's MMAs are waited for before its stage is released (wait_group 0), instead of one batch kept in flight (0/1)",
+        value: |c| u32::from(c.mma_wait_all),
+        set: |c, v| assign(&mut c.mma_wait_all, flag("mma_wait", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",

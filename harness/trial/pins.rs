@@ -132,6 +132,11 @@ fn current(trial: &str) -> Vec<(&'static str, f64, f64, f64)> {
         .collect()
 }
 
+/// Whether any rounds-method reference run holds this trial (a rung past them has none until it is measured).
+pub fn has_current(trial: &str) -> bool {
+    !current(trial).is_empty()
+}
+
 /// A ratio pinned from the rounds-method reference runs: their geometric mean, within `floor` or, where wider,
 /// half of what the runs disagreed by plus twice the widest run's own half-width (a pin cannot be tighter than
 /// the runs it comes from could tell), rounded up to half a percent.
