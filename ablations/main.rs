@@ -51,7 +51,7 @@ fn seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static str)>
         }
         Rung::PersistentPingPong => (Faster, "1.09x at 4096^3, 848 to 816 us at 8192^3"),
         // Rung 1 has no step below it; rungs past the seed have no seed verdict.
-        Rung::KLoop | Rung::Cooperative => return None,
+        Rung::KLoop | Rung::Cooperative | Rung::Stmatrix => return None,
     })
 }
 
@@ -96,6 +96,15 @@ fn past_seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static 
         (Rung::Cooperative, "decode_mlp_up") => (
             Faster,
             "rung 7 ran at 0.98x cuBLAS here against ping-pong's 0.77x (9a8c135 ladder): 224 tiles fill the SMs",
+        ),
+        (Rung::Stmatrix, "long_k") => (
+            NoChange,
+            "H11: K = 16384 makes the epilogue a quarter as large a share of the run as at 4096^3",
+        ),
+        (Rung::Stmatrix, _) => (
+            NoChange,
+            "H11: a quarter of the shared-store instructions in the epilogue gains 0.5-1.5% at 4096^3 (fast.cu's \
+             kernel 12): inside the 2% band, so the verdict is no change and the ratio is the finding",
         ),
         _ => return None,
     })
@@ -445,7 +454,47 @@ fn past_seed() -> Vec<GpuTrial> {
                     )
                 }),
         )
+        .chain(top_switches())
         .collect()
+}
+
+/// Launch and register switches on rung 10, each against rung 10 (ablations/HYPOTHESES.md H13, H14).
+fn top_switches() -> Vec<GpuTrial> {
+    let r10 = || Rung::Stmatrix.config();
+    let compute = ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"];
+    let regs = compute.into_iter().map(move |s| {
+        configs(
+            &format!("beyond::regs_24_240::{s}"),
+            (&Rung::Stmatrix.name(), r10()),
+            (
+                "rung10+consumer_regs=240",
+                GemmConfig {
+                    consumer_regs: 240,
+                    ..r10()
+                },
+            ),
+            s,
+            expect_verdict(
+                Verdict::NoChange,
+                "ablations/HYPOTHESES.md H14: the consumers do not spill at 232 registers, so 8 more change nothing",
+            ),
+        )
+    });
+    // 4096^3 has 256 cluster tiles: 66 clusters take 3 or 4 each, 64 take exactly 4, so the makespan is the same.
+    let ctas = ["square4096", "long_k"].into_iter().map(move |s| {
+        configs(
+            &format!("beyond::ctas_128::{s}"),
+            (&Rung::Stmatrix.name(), r10()),
+            ("rung10+ctas=128", GemmConfig { ctas: 128, ..r10() }),
+            s,
+            expect_verdict(
+                Verdict::NoChange,
+                "ablations/HYPOTHESES.md H13 (its CTA-count half): 256 cluster tiles take 4 rounds on 64 clusters \
+                 as on 66, so the last round is as long; fewer busy SMs draw less power but finish no sooner",
+            ),
+        )
+    });
+    regs.chain(ctas).collect()
 }
 
 fn gpu_trials() -> Vec<GpuTrial> {

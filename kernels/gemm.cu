@@ -10,6 +10,8 @@
 //   CONSUMERS, WG_M, BN, SETMAXNREG   consumer warpgroups, rows each one owns, tile width, register rebalancing
 //   PINGPONG          the consumers take alternate tiles so one's epilogue overlaps the other's mainloop
 //   MMA_WAIT_ALL      1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
+//   EPILOGUE_STMATRIX the TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction)
+//   CONSUMER_REGS     registers per consumer thread under setmaxnreg: 232 (producer 40) or 240 (producer 24)
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code;
 // BOUNDED_WAITS makes every mbarrier wait give up after HANG_TIMEOUT_NS and report where it hung, and
@@ -35,6 +37,9 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 #else
 #define MAINLOOP_K_BLOCKS 0
 #endif
+
+// setmaxnreg: what the consumers take, the producer gives (384 threads x 168 registers = the 64K register file).
+#define PRODUCER_REGS (CONSUMER_REGS == 240 ? 24 : 40)
 
 #if STAGES > 1 && !MMA_WAIT_ALL
 #define MMA_IN_FLIGHT 1
@@ -153,6 +158,19 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][BN / 2], con
       // The store issued two chunks ago read from this buffer: it must be done reading.
       if (lead && chunk_count >= 2) bulk_wait_read<1>();
       named_barrier(barrier_id, 128);
+#if EPILOGUE_STMATRIX
+      // Two 8-column blocks per instruction: matrices (rows 0-7, block jj), (rows 8-15, jj), (rows 0-7, jj+1),
+      // (rows 8-15, jj+1) of this warp's 16 rows; lane l addresses row l%8 of matrix l/8.
+      const u32 my_row = warp * 16 + ((lane / 8) & 1) * 8 + lane % 8;
+#pragma unroll
+      for (int jj = 0; jj < 8; jj += 2) {
+        const int j = jc * 8 + jj;
+        const u32 my_block = jj + lane / 16;
+        stmatrix_x4(buf + my_row * 128 + ((my_block ^ (my_row & 7)) << 4), pack2(acc[a][4 * j], acc[a][4 * j + 1]),
+                    pack2(acc[a][4 * j + 2], acc[a][4 * j + 3]), pack2(acc[a][4 * j + 4], acc[a][4 * j + 5]),
+                    pack2(acc[a][4 * j + 6], acc[a][4 * j + 7]));
+      }
+#else
 #pragma unroll
       for (int jj = 0; jj < 8; jj++) {
         const int j = jc * 8 + jj;
@@ -162,6 +180,7 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][BN / 2], con
         st_shared_u32(buf + (r + 8) * 128 + ((jj ^ ((r + 8) & 7)) << 4) + in_chunk,
                       pack2(acc[a][4 * j + 2], acc[a][4 * j + 3]));
       }
+#endif
       fence_proxy_async();
       named_barrier(barrier_id, 128);
       if (lead) {
@@ -220,7 +239,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     // ------------------------------------------------------------ producer warpgroup: one thread issues TMA
 #if SETMAXNREG
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<PRODUCER_REGS>();
 #endif
     if (threadIdx.x == 0) {
       u32 pos = 0;
@@ -243,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   } else {
     // ------------------------------------------------------------ consumer warpgroups: wgmma, then the epilogue
 #if SETMAXNREG
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<CONSUMER_REGS>();
 #endif
     const int c = wg - 1;
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;

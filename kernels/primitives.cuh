@@ -254,6 +254,15 @@ __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
+// Four 8x8 matrices of 16-bit elements stored at once: lanes 8i..8i+7 give the row addresses of matrix i, and
+// each thread's register i holds its two elements of matrix i (row lane/4, columns 2*(lane%4) and +1), the same
+// pattern as a wgmma accumulator fragment's 8-column block.
+__device__ __forceinline__ void stmatrix_x4(u32 addr, u32 r0, u32 r1, u32 r2, u32 r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+
 // m64n128k16, fp32 accumulators: 64 registers per thread.
 __device__ __forceinline__ void wgmma_m64n128k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
   asm volatile(

@@ -114,6 +114,19 @@ pub struct GemmConfig {
     /// in flight: the ablation of what rung 2 onwards do.
     #[serde(default)]
     pub mma_wait_all: bool,
+    /// The TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction) instead of 32-bit stores.
+    #[serde(default)]
+    pub stmatrix_epilogue: bool,
+    /// Registers per consumer thread under setmaxnreg: 232 (the producer keeps 40) or 240 (the producer keeps 24).
+    #[serde(default = "default_consumer_regs")]
+    pub consumer_regs: u32,
+    /// Persistent kernels: at most this many CTAs (0: one per SM), so a shape's tiles can divide evenly.
+    #[serde(default)]
+    pub ctas: u32,
+}
+
+fn default_consumer_regs() -> u32 {
+    232
 }
 
 /// Largest dynamic shared memory a Hopper CTA may opt into (227 KB); the device's own figure is checked too.
@@ -254,6 +267,23 @@ impl GemmConfig {
                 "the epilogue spin (calibration) is built into the warp-specialized kernel",
             );
         }
+        if self.stmatrix_epilogue && !self.epilogue_tma {
+            return config_err(
+                "the stmatrix epilogue writes the TMA epilogue's staging: it needs epilogue=tma",
+            );
+        }
+        if !matches!(self.consumer_regs, 232 | 240) {
+            return config_err(format!(
+                "consumer_regs must be 232 (producer 40) or 240 (producer 24), got {}",
+                self.consumer_regs
+            ));
+        }
+        if self.ctas > 0 && (!self.persistent || !self.ctas.is_multiple_of(self.cluster_m)) {
+            return config_err(format!(
+                "ctas = {} caps a persistent grid and must be a multiple of the cluster size {}",
+                self.ctas, self.cluster_m
+            ));
+        }
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");
         }
@@ -348,7 +378,12 @@ impl GemmConfig {
     pub fn grid(&self, shape: &Shape, sm_count: u32) -> u32 {
         let ctas = self.tile_rows(shape) * self.tile_cols(shape) * self.cluster_m;
         if self.persistent {
-            let fit = (sm_count / self.cluster_m) * self.cluster_m;
+            let sms = if self.ctas > 0 {
+                self.ctas.min(sm_count)
+            } else {
+                sm_count
+            };
+            let fit = (sms / self.cluster_m) * self.cluster_m;
             ctas.min(fit.max(self.cluster_m))
         } else {
             ctas

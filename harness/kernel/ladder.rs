@@ -17,10 +17,11 @@ pub enum Rung {
     TwoConsumers,
     PersistentPingPong,
     Cooperative,
+    Stmatrix,
 }
 
 impl Rung {
-    pub const ALL: [Rung; 9] = [
+    pub const ALL: [Rung; 10] = [
         Rung::KLoop,
         Rung::Pipeline,
         Rung::WarpSpecialized,
@@ -30,6 +31,7 @@ impl Rung {
         Rung::TwoConsumers,
         Rung::PersistentPingPong,
         Rung::Cooperative,
+        Rung::Stmatrix,
     ];
 
     pub fn number(self) -> u32 {
@@ -48,6 +50,7 @@ impl Rung {
             Rung::TwoConsumers => "twoconsumers",
             Rung::PersistentPingPong => "pingpong",
             Rung::Cooperative => "cooperative",
+            Rung::Stmatrix => "stmatrix",
         };
         format!("rung{}_{}", self.number(), word)
     }
@@ -64,6 +67,7 @@ impl Rung {
             Rung::TwoConsumers => "two consumer warpgroups on a 128x256 tile, setmaxnreg moving registers from producer to consumers",
             Rung::PersistentPingPong => "persistent kernel (grid = SM count) with ping-pong consumers taking alternate 64x256 tiles",
             Rung::Cooperative => "persistent and cooperative: both consumers on one 128x256 tile again (no ping-pong), tiles walked in groups of up to 8 rows (the best configuration found on the seed's ladder)",
+            Rung::Stmatrix => "the epilogue's staging written with stmatrix, four 8x8 blocks per instruction, instead of sixteen 32-bit shared stores per thread per 64x64 chunk",
         }
     }
 
@@ -78,7 +82,7 @@ impl Rung {
             Rung::Multicast => "no change; 6% worse at 8192^3",
             Rung::TwoConsumers => "small on square, 54 to 48 us on decode attention output",
             Rung::PersistentPingPong => "1.09x at 4096^3, nothing on decode",
-            Rung::Cooperative => "none: past the seed's eight steps",
+            Rung::Cooperative | Rung::Stmatrix => "none: past the seed's eight steps",
         }
     }
 
@@ -104,6 +108,9 @@ impl Rung {
             fault: None,
             epilogue_spin_cycles: 0,
             mma_wait_all: false,
+            stmatrix_epilogue: false,
+            consumer_regs: 232,
+            ctas: 0,
         };
         match self {
             Rung::KLoop => base,
@@ -135,6 +142,10 @@ impl Rung {
                 .config()
                 .with_pingpong(false)
                 .with_raster(Raster::UpTo(8)),
+            Rung::Stmatrix => GemmConfig {
+                stmatrix_epilogue: true,
+                ..Rung::Cooperative.config()
+            },
         }
     }
 
@@ -164,7 +175,7 @@ pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
     let (rung, changes) = spec.split_once(':').unwrap_or((spec, ""));
     let Some(rung) = Rung::parse(rung) else {
         return config_err(format!(
-            "unknown rung `{rung}` in `{spec}`: use 1..9, a word like swizzle, or rung4_swizzle"
+            "unknown rung `{rung}` in `{spec}`: use 1..10, a word like swizzle, or rung4_swizzle"
         ));
     };
     let mut c = rung.config();
@@ -243,6 +254,10 @@ mod tests {
         assert_eq!(
             diff(Rung::PersistentPingPong, Rung::Cooperative),
             ["pingpong", "raster"]
+        );
+        assert_eq!(
+            diff(Rung::Cooperative, Rung::Stmatrix),
+            ["stmatrix_epilogue"]
         );
     }
 

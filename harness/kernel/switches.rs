@@ -177,6 +177,20 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.mma_wait_all, flag("mma_wait", v)),
     },
     Switch {
+        key: "stmatrix",
+        define: Some("EPILOGUE_STMATRIX"),
+        doc: "the TMA epilogue's staging written with stmatrix, four 8x8 blocks per instruction, instead of 32-bit stores (0/1)",
+        value: |c| u32::from(c.stmatrix_epilogue),
+        set: |c, v| assign(&mut c.stmatrix_epilogue, flag("stmatrix", v)),
+    },
+    Switch {
+        key: "consumer_regs",
+        define: Some("CONSUMER_REGS"),
+        doc: "registers per consumer thread under setmaxnreg: 232 (producer 40) or 240 (producer 24)",
+        value: |c| c.consumer_regs,
+        set: |c, v| assign(&mut c.consumer_regs, number("consumer_regs", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
@@ -200,6 +214,13 @@ pub const SWITCHES: &[Switch] = &[
             };
             Ok(())
         },
+    },
+    Switch {
+        key: "ctas",
+        define: None,
+        doc: "persistent grid capped at this many CTAs (0: one per SM), so the tiles can divide evenly",
+        value: |c| c.ctas,
+        set: |c, v| assign(&mut c.ctas, number("ctas", v)),
     },
     Switch {
         key: "timeout_ms",

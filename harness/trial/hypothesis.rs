@@ -98,6 +98,14 @@ fn unmeasured_ladder_cell(rung: Rung, shape_name: &str) -> Expectation {
     let measured = "ablations/HYPOTHESES.md H9: rung8:pingpong=0,raster=upto8 measured 0.986-0.994 against cuBLAS on \
                     square4096, prefill_attn_out, prefill_mlp_up and long_k, 1.68x slower on decode_attn_out \
                     (92fd282 compare runs)";
+    let measured = match rung {
+        Rung::Stmatrix => "ablations/HYPOTHESES.md H9 and H11: rung 9's configuration measured 0.986-0.994 against \
+                           cuBLAS on the compute shapes, 1.68x slower on decode_attn_out (92fd282 compare runs), and \
+                           stmatrix is expected to add 0.5-1.5%, which stays inside the band"
+            .to_string(),
+        _ => measured.to_string(),
+    };
+    let measured = measured.as_str();
     let v = if shape_name.starts_with("decode") {
         Verdict::Slower
     } else {
