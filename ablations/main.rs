@@ -110,6 +110,12 @@ fn past_seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'static 
     })
 }
 
+/// A trial past the seed: its hypothesis, or, where the past-the-seed reference runs refuted it, the ratio they
+/// measured (within 3%) with the hypothesis kept beside it (harness/trial/pins.rs).
+fn past(trial: &str, v: Verdict, hypothesis: &str) -> Expectation {
+    harness::trial::pins::hypothesis_or_pinned(trial, v, hypothesis, 0.03)
+}
+
 /// Each step: rung N against rung N-1, on the seed's table shapes (and, past the seed, prefill_attn_out and long_k).
 fn steps() -> Vec<GpuTrial> {
     let mut out = Vec::new();
@@ -128,12 +134,14 @@ fn steps() -> Vec<GpuTrial> {
             for s in shapes {
                 let (v, why) = past_seed_step_verdict(rung, s)
                     .unwrap_or_else(|| panic!("{}: no hypothesis for {s}", rung.name()));
+                let name = format!("ablation::{word}::{s}");
+                let expectation = past(&name, v, &format!("ablations/HYPOTHESES.md: {why}"));
                 out.push(configs(
-                    &format!("ablation::{word}::{s}"),
+                    &name,
                     (&below.name(), below.config()),
                     (&rung.name(), rung.config()),
                     s,
-                    expect_verdict(v, &format!("ablations/HYPOTHESES.md: {why}")),
+                    expectation,
                 ));
             }
             continue;
@@ -419,12 +427,14 @@ fn past_seed() -> Vec<GpuTrial> {
     ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"]
         .into_iter()
         .map(|s| {
+            let name = format!("beyond::mma_wait_all::{s}");
             configs(
-                &format!("beyond::mma_wait_all::{s}"),
+                &name,
                 (&Rung::Cooperative.name(), r9()),
                 ("rung9+mma_wait_all", r9_wait_all.clone()),
                 s,
-                expect_verdict(
+                past(
+                    &name,
                     Verdict::Slower,
                     "ablations/HYPOTHESES.md H10: waiting for every MMA of a k-block before releasing its stage \
                      costs 1-3% on square and prefill (CUTLASS keeps one batch in flight for this reason)",
@@ -445,12 +455,13 @@ fn past_seed() -> Vec<GpuTrial> {
                             "no change: 256x128 and 128x256 move the same bytes per FLOP",
                         ),
                     };
+                    let name = format!("beyond::tile_256x128::{s}");
                     configs(
-                        &format!("beyond::tile_256x128::{s}"),
+                        &name,
                         (&Rung::Cooperative.name(), r9()),
                         ("rung9+256x128", r9().with_tile_shape(128, 128)),
                         s,
-                        expect_verdict(v, &format!("ablations/HYPOTHESES.md H12 (with our 2x1 cluster multicasting B, not cuBLAS's 1x2 multicasting A): {why}")),
+                        past(&name, v, &format!("ablations/HYPOTHESES.md H12 (with our 2x1 cluster multicasting B, not cuBLAS's 1x2 multicasting A): {why}")),
                     )
                 }),
         )
@@ -463,8 +474,9 @@ fn top_switches() -> Vec<GpuTrial> {
     let r10 = || Rung::Stmatrix.config();
     let compute = ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"];
     let regs = compute.into_iter().map(move |s| {
+        let name = format!("beyond::regs_24_240::{s}");
         configs(
-            &format!("beyond::regs_24_240::{s}"),
+            &name,
             (&Rung::Stmatrix.name(), r10()),
             (
                 "rung10+consumer_regs=240",
@@ -474,7 +486,8 @@ fn top_switches() -> Vec<GpuTrial> {
                 },
             ),
             s,
-            expect_verdict(
+            past(
+                &name,
                 Verdict::NoChange,
                 "ablations/HYPOTHESES.md H14: the consumers do not spill at 232 registers, so 8 more change nothing",
             ),
@@ -482,12 +495,14 @@ fn top_switches() -> Vec<GpuTrial> {
     });
     // 4096^3 has 256 cluster tiles: 66 clusters take 3 or 4 each, 64 take exactly 4, so the makespan is the same.
     let ctas = ["square4096", "long_k"].into_iter().map(move |s| {
+        let name = format!("beyond::ctas_128::{s}");
         configs(
-            &format!("beyond::ctas_128::{s}"),
+            &name,
             (&Rung::Stmatrix.name(), r10()),
             ("rung10+ctas=128", GemmConfig { ctas: 128, ..r10() }),
             s,
-            expect_verdict(
+            past(
+                &name,
                 Verdict::NoChange,
                 "ablations/HYPOTHESES.md H13 (its CTA-count half): 256 cluster tiles take 4 rounds on 64 clusters \
                  as on 66, so the last round is as long; fewer busy SMs draw less power but finish no sooner",

@@ -111,10 +111,67 @@ const CURRENT: [(&str, &str); 4] = [
     ),
 ];
 
+/// The first runs of the trials past the seed (rung 9 and up, `beyond::`), on a two-GPU H200 host at commit
+/// deeab76 (`tools/h200-trials.sh`, one file per filter): where they refuted a hypothesis, the trial is pinned
+/// from them and keeps the hypothesis beside the pin.
+const PAST_SEED: [(&str, &str); 5] = [
+    (
+        "deeab76/ablations-20261130T141442Z",
+        include_str!("../../results/h200/deeab76/ablations-20261130T141442Z.json"),
+    ),
+    (
+        "deeab76/ablations-20261130T141453Z",
+        include_str!("../../results/h200/deeab76/ablations-20261130T141453Z.json"),
+    ),
+    (
+        "deeab76/ablations-20261130T141500Z",
+        include_str!("../../results/h200/deeab76/ablations-20261130T141500Z.json"),
+    ),
+    (
+        "deeab76/ablations-20261130T141516Z",
+        include_str!("../../results/h200/deeab76/ablations-20261130T141516Z.json"),
+    ),
+    (
+        "deeab76/ablations-20261130T141525Z",
+        include_str!("../../results/h200/deeab76/ablations-20261130T141525Z.json"),
+    ),
+];
+
 /// Each rounds-method reference run's estimate of a trial: (run, ratio, 95% interval).
 fn current(trial: &str) -> Vec<(&'static str, f64, f64, f64)> {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    let runs = PARSED.get_or_init(|| parse(&CURRENT));
+    estimates(PARSED.get_or_init(|| parse(&CURRENT)), trial)
+}
+
+/// Each past-the-seed reference run's estimate of a trial, as `current` gives them, with its verdict.
+fn past_seed(trial: &str) -> Vec<((&'static str, f64, f64, f64), Option<Verdict>)> {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let runs = PARSED.get_or_init(|| parse(&PAST_SEED));
+    let verdicts = runs.iter().filter_map(|(run, v)| {
+        let t = v["trials"]
+            .as_array()?
+            .iter()
+            .find(|t| t["name"] == trial)?;
+        Some((
+            *run,
+            serde_json::from_value::<Verdict>(t["comparison"]["estimate"]["verdict"].clone()).ok(),
+        ))
+    });
+    let verdicts: Vec<_> = verdicts.collect();
+    estimates(runs, trial)
+        .into_iter()
+        .map(|e| {
+            let v = verdicts
+                .iter()
+                .find(|(r, _)| *r == e.0)
+                .and_then(|(_, v)| *v);
+            (e, v)
+        })
+        .collect()
+}
+
+/// Every run's (run, ratio, 95% interval) for a comparison trial it holds.
+fn estimates(runs: &[(&'static str, Value)], trial: &str) -> Vec<(&'static str, f64, f64, f64)> {
     runs.iter()
         .filter_map(|(run, v)| {
             let t = v["trials"]
@@ -146,6 +203,23 @@ fn pinned_current_ratio(trial: &str, floor: f64) -> Expectation {
         !runs.is_empty(),
         "{trial}: no rounds-method reference run holds it"
     );
+    pinned_ratio_from(&runs, floor)
+}
+
+/// Past the seed: the hypothesis where every reference run that holds the trial gave its verdict (or none holds
+/// it yet); otherwise the ratio pinned from those runs (as `pinned_current_ratio`, within `floor` at least),
+/// keeping the hypothesis it refuted.
+pub fn hypothesis_or_pinned(trial: &str, v: Verdict, hypothesis: &str, floor: f64) -> Expectation {
+    let runs = past_seed(trial);
+    if runs.iter().all(|(_, seen)| *seen == Some(v)) {
+        return Expectation::hypothesis(Expect::Verdict(v), hypothesis);
+    }
+    let estimates: Vec<_> = runs.iter().map(|(e, _)| *e).collect();
+    pinned_ratio_from(&estimates, floor).refuting(format!("{} ({hypothesis})", v.word()))
+}
+
+/// The pin of `pinned_current_ratio`, from the given runs' estimates.
+fn pinned_ratio_from(runs: &[(&'static str, f64, f64, f64)], floor: f64) -> Expectation {
     let logs: Vec<f64> = runs.iter().map(|r| r.1.ln()).collect();
     let mean = logs.iter().sum::<f64>() / logs.len() as f64;
     let spread = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
@@ -320,6 +394,38 @@ fn round4(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn past_seed_trials_keep_a_confirmed_hypothesis_and_pin_a_refuted_one() {
+        use crate::trial::expect::Source;
+        // deeab76 measured 0.9991 [0.9954, 1.0028]: no change, as H14 said.
+        let kept = hypothesis_or_pinned(
+            "beyond::regs_24_240::square4096",
+            Verdict::NoChange,
+            "H14",
+            0.03,
+        );
+        assert_eq!(kept.source, Source::Hypothesis("H14".into()));
+        // H10 said slower; deeab76 measured 1.0154 [1.0126, 1.0182], no change.
+        let pinned = hypothesis_or_pinned(
+            "beyond::mma_wait_all::square4096",
+            Verdict::Slower,
+            "H10",
+            0.03,
+        );
+        match (&pinned.expect, &pinned.source) {
+            (Expect::RatioNear { ratio, tolerance }, Source::Pinned { runs, refuted, .. }) => {
+                assert_eq!((*ratio, *tolerance), (1.0154, 0.03));
+                assert_eq!(runs, &["deeab76/ablations-20261130T141500Z"]);
+                assert_eq!(refuted.as_deref(), Some("slower (H10)"));
+            }
+            other => panic!("not pinned: {other:?}"),
+        }
+        // A trial no run holds yet keeps its hypothesis.
+        let fresh =
+            hypothesis_or_pinned("beyond::no_such::square4096", Verdict::Faster, "H0", 0.03);
+        assert_eq!(fresh.source, Source::Hypothesis("H0".into()));
+    }
 
     #[test]
     fn pins_come_from_the_named_runs() {
