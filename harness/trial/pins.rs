@@ -137,14 +137,17 @@ const PAST_SEED: [(&str, &str); 5] = [
     ),
 ];
 
+/// One run's estimate of a trial: (run, ratio, 95% interval low, high).
+type Estimate = (&'static str, f64, f64, f64);
+
 /// Each rounds-method reference run's estimate of a trial: (run, ratio, 95% interval).
-fn current(trial: &str) -> Vec<(&'static str, f64, f64, f64)> {
+fn current(trial: &str) -> Vec<Estimate> {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
     estimates(PARSED.get_or_init(|| parse(&CURRENT)), trial)
 }
 
 /// Each past-the-seed reference run's estimate of a trial, as `current` gives them, with its verdict.
-fn past_seed(trial: &str) -> Vec<((&'static str, f64, f64, f64), Option<Verdict>)> {
+fn past_seed(trial: &str) -> Vec<(Estimate, Option<Verdict>)> {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
     let runs = PARSED.get_or_init(|| parse(&PAST_SEED));
     let verdicts = runs.iter().filter_map(|(run, v)| {
@@ -171,7 +174,7 @@ fn past_seed(trial: &str) -> Vec<((&'static str, f64, f64, f64), Option<Verdict>
 }
 
 /// Every run's (run, ratio, 95% interval) for a comparison trial it holds.
-fn estimates(runs: &[(&'static str, Value)], trial: &str) -> Vec<(&'static str, f64, f64, f64)> {
+fn estimates(runs: &[(&'static str, Value)], trial: &str) -> Vec<Estimate> {
     runs.iter()
         .filter_map(|(run, v)| {
             let t = v["trials"]
@@ -219,7 +222,7 @@ pub fn hypothesis_or_pinned(trial: &str, v: Verdict, hypothesis: &str, floor: f6
 }
 
 /// The pin of `pinned_current_ratio`, from the given runs' estimates.
-fn pinned_ratio_from(runs: &[(&'static str, f64, f64, f64)], floor: f64) -> Expectation {
+fn pinned_ratio_from(runs: &[Estimate], floor: f64) -> Expectation {
     let logs: Vec<f64> = runs.iter().map(|r| r.1.ln()).collect();
     let mean = logs.iter().sum::<f64>() / logs.len() as f64;
     let spread = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
