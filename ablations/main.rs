@@ -509,7 +509,71 @@ fn top_switches() -> Vec<GpuTrial> {
             ),
         )
     });
-    regs.chain(ctas).collect()
+    // Stream-K, hybrid: whole tiles, then the last partial wave plus one shared evenly (H15).
+    let hybrid = compute.into_iter().map(move |s| {
+        let name = format!("beyond::streamk_tail::{s}");
+        let (v, why) = match s {
+            "square4096" | "long_k" => (
+                Verdict::Faster,
+                "faster by 1-3%: 256 cluster tiles are 3.88 waves on 66 clusters, and sharing the last ones evens the tail",
+            ),
+            _ => (
+                Verdict::NoChange,
+                "no change: at 15.5 or more waves the tail is about 3% of the run and the fix-up costs about as much",
+            ),
+        };
+        configs(
+            &name,
+            (&Rung::Stmatrix.name(), r10()),
+            ("rung10+streamk=2", GemmConfig { stream_k: 2, ..r10() }),
+            s,
+            past(&name, v, &format!("ablations/HYPOTHESES.md H15: {why}")),
+        )
+    });
+    // Stream-K over every tile where the tiles do not fill the GPU (H17).
+    let everywhere = ["decode_attn_out", "decode_qkv", "decode_mlp_up", "decode_mlp_down"]
+        .into_iter()
+        .map(move |s| {
+            let name = format!("beyond::streamk::{s}");
+            configs(
+                &name,
+                (&Rung::Stmatrix.name(), r10()),
+                ("rung10+streamk=1", GemmConfig { stream_k: 1, ..r10() }),
+                s,
+                past(
+                    &name,
+                    Verdict::Faster,
+                    "ablations/HYPOTHESES.md H17: at M = 256 there are 32-112 cluster tiles for 66 clusters; sharing \
+                     every tile's k-blocks evenly keeps every SM streaming the weights",
+                ),
+            )
+        });
+    // Shapes smaller than the clusters' count leave some clusters no share and split a tile several ways.
+    let edges = [
+        ("small", 1, DType::F16),
+        ("small", 2, DType::BF16),
+        ("decode_attn_out", 1, DType::BF16),
+    ]
+    .into_iter()
+    .map(move |(s, mode, dtype)| {
+        correct(
+            &format!("beyond::streamk_correct::mode{mode}::{}::{s}", dtype.name()),
+            VariantSpec::gemm(
+                &format!("rung10+streamk={mode}"),
+                GemmConfig {
+                    stream_k: mode,
+                    ..r10()
+                },
+            ),
+            s,
+            dtype,
+        )
+    });
+    regs.chain(ctas)
+        .chain(hybrid)
+        .chain(everywhere)
+        .chain(edges)
+        .collect()
 }
 
 fn gpu_trials() -> Vec<GpuTrial> {

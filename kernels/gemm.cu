@@ -12,6 +12,8 @@
 //   MMA_WAIT_ALL      1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
 //   EPILOGUE_STMATRIX the TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction)
 //   CONSUMER_REGS     registers per consumer thread under setmaxnreg: 232 (producer 40) or 240 (producer 24)
+//   STREAM_K          0: whole tiles round robin; 1: every tile's k-blocks shared evenly by the clusters (stream-K);
+//                     2: whole tiles, then the last partial wave plus one full wave shared as in 1 (hybrid)
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code;
 // BOUNDED_WAITS makes every mbarrier wait give up after HANG_TIMEOUT_NS and report where it hung, and
@@ -34,8 +36,10 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 // Epilogue-only isolation (neither loads nor MMAs) skips the mainloop altogether.
 #if MAINLOOP_LOADS || MAINLOOP_MMA
 #define MAINLOOP_K_BLOCKS k_blocks
+#define ITEM_K_END(w) ((w).k_end)
 #else
 #define MAINLOOP_K_BLOCKS 0
+#define ITEM_K_END(w) ((w).k_begin)
 #endif
 
 // setmaxnreg: what the consumers take, the producer gives (384 threads x 168 registers = the 64K register file).
@@ -59,6 +63,92 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
   tm = g * group + in_group % group;
   tn = in_group / group;
 }
+
+// One unit of a cluster's work: k-blocks [k_begin, k_end) of one tile (tile index in raster order).
+struct Work {
+  int tile;
+  int k_begin;
+  int k_end;
+};
+
+// Tiles whose k-blocks are shared between clusters (stream-K); the others are done whole, round robin, first.
+__device__ __forceinline__ int stream_k_tiles(int num_tiles, int num_clusters) {
+#if STREAM_K == 1
+  return num_tiles;
+#elif STREAM_K == 2
+  // The last partial wave plus one full wave: every cluster's share is then more than one tile's k-blocks.
+  const int rem = num_tiles % num_clusters;
+  return rem == 0 ? 0 : min(num_tiles, rem + num_clusters);
+#else
+  (void)num_clusters;
+  return 0 * num_tiles;
+#endif
+}
+
+// Cluster c's share of the stream-K iterations (tile-major k-blocks of the shared tiles): [begin, end).
+__device__ __forceinline__ long long stream_k_begin(int c, int num_clusters, long long iters) {
+  return iters * c / num_clusters;
+}
+
+// The i-th unit of cluster c's work, or false when it has none left. Whole tiles come first; then the cluster's
+// stream-K share, which starts anywhere in a tile (a partial, handed to the tile's owner) and ends anywhere in a
+// tile (the owner: it holds that tile's first k-block and adds the later clusters' partials to its own).
+__device__ __forceinline__ bool work_item(int i, int c, int num_clusters, int num_tiles, int k_blocks, Work& w) {
+  const int shared = stream_k_tiles(num_tiles, num_clusters);
+  const int whole = num_tiles - shared;
+  const int my_whole = c < whole ? (whole - 1 - c) / num_clusters + 1 : 0;
+  if (i < my_whole) {
+    w.tile = c + i * num_clusters;
+    w.k_begin = 0;
+    w.k_end = k_blocks;
+    return true;
+  }
+#if STREAM_K
+  const long long iters = (long long)shared * k_blocks;
+  const long long begin = stream_k_begin(c, num_clusters, iters), end = stream_k_begin(c + 1, num_clusters, iters);
+  const int j = i - my_whole;
+  const long long g = j == 0 ? begin : (begin / k_blocks + j) * k_blocks;
+  if (g >= end) return false;
+  const int t = (int)(g / k_blocks);
+  w.tile = whole + t;
+  w.k_begin = (int)(g - (long long)t * k_blocks);
+  w.k_end = (int)min((long long)k_blocks, end - (long long)t * k_blocks);
+  return true;
+#else
+  return false;
+#endif
+}
+
+#if STREAM_K
+// A consumer's partial accumulators in its workspace slot, laid out as the fragments are (thread-fastest float4s,
+// so every warp writes and reads whole 512-byte lines).
+#define SLOT_FLOATS (128 * WG_ATOMS * (BN / 2))
+
+__device__ __forceinline__ void store_partial(const float (&acc)[WG_ATOMS][BN / 2], float* slot) {
+  const int t = threadIdx.x % 128;
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+      st_global_cg_f4(slot + ((a * (BN / 8) + j) * 128 + t) * 4, acc[a][4 * j], acc[a][4 * j + 1], acc[a][4 * j + 2],
+                      acc[a][4 * j + 3]);
+}
+
+__device__ __forceinline__ void add_partial(float (&acc)[WG_ATOMS][BN / 2], const float* slot) {
+  const int t = threadIdx.x % 128;
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+      float x, y, z, u;
+      ld_global_cg_f4(slot + ((a * (BN / 8) + j) * 128 + t) * 4, x, y, z, u);
+      acc[a][4 * j] += x;
+      acc[a][4 * j + 1] += y;
+      acc[a][4 * j + 2] += z;
+      acc[a][4 * j + 3] += u;
+    }
+}
+#endif
 
 // Loads one k-block of A (BM rows) and B (BN rows, or this CTA's half of them when multicast) into stage s.
 __device__ __forceinline__ void load_stage(const TmaDesc* tmA, const TmaDesc* tmB, u32 stage_addr, u32 bar, int m_row,
@@ -194,7 +284,8 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][BN / 2], con
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_kernel(const __grid_constant__ TmaDesc tmA, const __grid_constant__ TmaDesc tmB,
-                const __grid_constant__ TmaDesc tmC, u16* C, int M, int N, int K, int raster, HangRecord* rec) {
+                const __grid_constant__ TmaDesc tmC, u16* C, int M, int N, int K, int raster, HangRecord* rec,
+                float* workspace, u32* partial_flags) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // Swizzled stages need 1024-byte alignment; the host adds 1024 bytes of slack for this.
   const u32 smem = (smem_u32(smem_raw) + 1023) & ~1023u;
@@ -243,11 +334,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
     if (threadIdx.x == 0) {
       u32 pos = 0;
-      for (int t = cluster_id; t < num_tiles; t += num_clusters) {
+      Work w;
+      for (int i = 0; work_item(i, cluster_id, num_clusters, num_tiles, k_blocks, w); i++) {
         int tm, tn;
-        tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
+        tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
         const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
-        for (int kb = 0; kb < MAINLOOP_K_BLOCKS; kb++, pos++) {
+        for (int kb = w.k_begin; kb < ITEM_K_END(w); kb++, pos++) {
           const u32 s = pos % STAGES, lap = pos / STAGES;
           // Empty barriers start released: waiting on the parity before phase 0 returns at once.
 #if FAULT_WRONG_PHASE
@@ -274,8 +366,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     u32 chunk_count = 0;
     (void)chunk_count;
     u32 pos = 0;
-    int local = 0;
-    for (int t = cluster_id; t < num_tiles; t += num_clusters, local++, pos += k_blocks) {
+    Work w;
+    for (int local = 0; work_item(local, cluster_id, num_clusters, num_tiles, k_blocks, w); local++) {
+      // This unit's k-blocks sit at ring positions item_pos, item_pos + 1, ...
+      const int item_k_blocks = ITEM_K_END(w) - w.k_begin;
+      const u32 item_pos = pos;
+      pos += item_k_blocks;
 #if PINGPONG
       // Tiles alternate between the two consumers, and so do their mainloops: a consumer starts its mainloop
       // only when the other has finished waiting for its stages (so no wait runs a ring lap ahead).
@@ -287,15 +383,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       const int a_row0 = c * WG_M;
 #endif
       int tm, tn;
-      tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
+      tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
       const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
 
-      for (int kb = 0; kb < MAINLOOP_K_BLOCKS; kb++) {
-        const u32 p = pos + kb, s = p % STAGES;
+      for (int kb = 0; kb < item_k_blocks; kb++) {
+        const u32 p = item_pos + kb, s = p % STAGES;
         mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
 #if FAULT_SKIP_K_BLOCK
         // Every tile drops its last k-block: the result is wrong by a partial sum.
-        if (kb != k_blocks - 1)
+        if (kb != item_k_blocks - 1)
 #endif
           mma_stage(acc, stages + s * STAGE_BYTES, a_row0, kb > 0);
 #if MAINLOOP_MMA
@@ -314,8 +410,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if MAINLOOP_MMA
       wgmma_wait<0>();
 #endif
-      if (MMA_IN_FLIGHT > 0 && MAINLOOP_K_BLOCKS > 0 && lane == 0) {
-        const u32 done = empty_bar + 8 * ((pos + k_blocks - 1) % STAGES);
+      if (MMA_IN_FLIGHT > 0 && item_k_blocks > 0 && lane == 0) {
+        const u32 done = empty_bar + 8 * ((item_pos + item_k_blocks - 1) % STAGES);
 #if CLUSTER_M > 1
         for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(done, r));
 #else
@@ -330,8 +426,41 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // Calibration only: extra work of a known size before each tile's epilogue.
       spin_cycles(EPILOGUE_SPIN_CYCLES);
 #endif
+#if STREAM_K
+      {
+        // Workspace slot and flag of (cluster, rank, consumer): each cluster hands on at most one partial.
+        const auto slot_of = [&](int cluster) { return (cluster * CLUSTER_M + (int)rank) * CONSUMERS + c; };
+        const bool lead = (threadIdx.x % 128) == 0;
+        if (w.k_begin > 0) {
+          // A partial: the tile's owner (an earlier cluster) adds it to its own.
+          store_partial(acc, workspace + (size_t)slot_of(cluster_id) * SLOT_FLOATS);
+          named_barrier(2 + c, 128);
+          if (lead) flag_release(partial_flags + slot_of(cluster_id), 1);
+          continue;
+        }
+        if (w.k_end < k_blocks) {
+          // The owner: the clusters after this one hold the rest of the tile, each as its first unit.
+          const long long iters = (long long)stream_k_tiles(num_tiles, num_clusters) * k_blocks;
+          const long long tile_end = (long long)(w.tile - (num_tiles - stream_k_tiles(num_tiles, num_clusters)) + 1) * k_blocks;
+          for (int cc = cluster_id + 1; cc < num_clusters; cc++) {
+            const long long b = stream_k_begin(cc, num_clusters, iters), e = stream_k_begin(cc + 1, num_clusters, iters);
+            if (e > b) {
+              if (lead) flag_wait(partial_flags + slot_of(cc), SITE(ROLE_EPILOGUE, BAR_PARTIAL, cc & 0xFF), rec);
+              named_barrier(2 + c, 128);
+              add_partial(acc, workspace + (size_t)slot_of(cc) * SLOT_FLOATS);
+              // Consumed: cleared for the next launch (each flag is set once per launch).
+              if (lead) flag_release(partial_flags + slot_of(cc), 0);
+            }
+            if (e >= tile_end) break;
+          }
+        }
+      }
+#else
+      (void)workspace;
+      (void)partial_flags;
+#endif
 #if FAULT_SKIP_EPILOGUE
-      if (t == 0) continue;
+      if (w.tile == 0) continue;
 #endif
       const int row0 = m_row + a_row0;
 #if EPILOGUE_TMA
@@ -340,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
 #if FAULT_OOB_STORE
       // One tile written a whole matrix too far down: past the end of C.
-      epilogue_direct(acc, C, N, row0 + (t == 0 ? M : 0), n_col);
+      epilogue_direct(acc, C, N, row0 + (w.tile == 0 ? M : 0), n_col);
 #else
       epilogue_direct(acc, C, N, row0, n_col);
 #endif

@@ -29,6 +29,7 @@ struct HangRecord {
 #define BAR_FULL 0
 #define BAR_EMPTY 1
 #define BAR_TURN 2
+#define BAR_PARTIAL 3
 #define SITE(role, kind, index) (((role) << 16) | ((kind) << 8) | (index))
 
 __device__ __forceinline__ u32 smem_u32(const void* p) {
@@ -131,6 +132,44 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity, u32 site, HangRec
   while (!mbar_try_wait(bar, parity)) {
   }
 #endif
+}
+
+// ---------------------------------------------------------------- flags between CTAs (stream-K fix-up)
+__device__ __forceinline__ void flag_release(u32* flag, u32 value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
+__device__ __forceinline__ u32 flag_acquire(const u32* flag) {
+  u32 v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  return v;
+}
+
+// Waits until another CTA has set the flag (bounded like mbar_wait: a missing partial becomes a diagnosis).
+__device__ __forceinline__ void flag_wait(const u32* flag, u32 site, HangRecord* rec) {
+  if (flag_acquire(flag)) return;
+#if BOUNDED_WAITS
+  const u64 start = global_timer_ns();
+  for (;;) {
+#pragma unroll 1
+    for (int i = 0; i < 64; i++)
+      if (flag_acquire(flag)) return;
+    const u64 waited = global_timer_ns() - start;
+    if (waited > HANG_TIMEOUT_NS) report_hang(rec, site, 1, waited);
+  }
+#else
+  while (!flag_acquire(flag)) {
+  }
+#endif
+}
+
+// fp32 partial sums through L2 only: another SM wrote them, so this SM's L1 must not answer.
+__device__ __forceinline__ void st_global_cg_f4(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+
+__device__ __forceinline__ void ld_global_cg_f4(const float* p, float& a, float& b, float& c, float& d) {
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "l"(p) : "memory");
 }
 
 // ---------------------------------------------------------------- TMA (cp.async.bulk.tensor)

@@ -30,6 +30,7 @@ impl HangRecord {
             0 => "full",
             1 => "empty",
             2 => "turn",
+            3 => "stream-K partial flag of cluster",
             _ => "barrier",
         };
         format!(

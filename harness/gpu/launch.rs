@@ -64,6 +64,44 @@ pub struct LaunchShape {
     pub cluster: u32,
 }
 
+/// How many clusters of this launch's shape can be resident at once (the occupancy API's answer, which knows
+/// how the GPCs' SMs pair up into clusters).
+pub fn max_active_clusters(gpu: &Gpu, kernel: &Kernel, shape: LaunchShape) -> Result<u32> {
+    let mut n: std::ffi::c_int = 0;
+    unsafe {
+        let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim.x = shape.cluster;
+        attr.value.clusterDim.y = 1;
+        attr.value.clusterDim.z = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: shape.grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: shape.block,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: shape.smem,
+            hStream: gpu.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        sys::cuOccupancyMaxActiveClusters(&mut n, kernel.function.cu_function(), &config)
+            .result()
+            .during(&format!(
+                "asking how many clusters of {} fit at once",
+                kernel.name
+            ))?;
+    }
+    if n <= 0 {
+        return crate::error::config_err(format!(
+            "{}: not one cluster of {} CTAs with {} B shared memory fits on this GPU",
+            kernel.name, shape.cluster, shape.smem
+        ));
+    }
+    Ok(n as u32)
+}
+
 /// Launches `kernel` with the given parameter pointers (each points at one argument's value).
 ///
 /// # Safety

@@ -123,6 +123,11 @@ pub struct GemmConfig {
     /// Persistent kernels: at most this many CTAs (0: one per SM), so a shape's tiles can divide evenly.
     #[serde(default)]
     pub ctas: u32,
+    /// How tiles are shared between the persistent clusters: 0 whole tiles round robin; 1 every tile's k-blocks
+    /// split evenly between the clusters (stream-K, partials added by each tile's owner); 2 whole tiles, then the
+    /// last partial wave plus one full wave as in 1.
+    #[serde(default)]
+    pub stream_k: u32,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -284,6 +289,17 @@ impl GemmConfig {
                 self.ctas, self.cluster_m
             ));
         }
+        if self.stream_k > 2 {
+            return config_err(format!(
+                "streamk must be 0 (whole tiles), 1 (stream-K) or 2 (whole tiles, stream-K on the last waves), got {}",
+                self.stream_k
+            ));
+        }
+        if self.stream_k > 0 && (!self.warp_specialized || !self.persistent || self.pingpong) {
+            return config_err(
+                "stream-K shares tiles between persistent CTAs: it needs warp specialization, a persistent grid and no ping-pong",
+            );
+        }
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");
         }
@@ -388,6 +404,17 @@ impl GemmConfig {
         } else {
             ctas
         }
+    }
+
+    /// Bytes of the stream-K workspace: one slot of fp32 partial accumulators per CTA and consumer warpgroup
+    /// (each cluster hands on at most one partial per launch), and one flag per slot.
+    pub fn stream_k_workspace(&self, grid: u32) -> (usize, usize) {
+        if self.stream_k == 0 {
+            return (0, 0);
+        }
+        let slots = (grid * self.consumers) as usize;
+        let floats_per_slot = 128 * self.accumulator_registers() as usize;
+        (slots * floats_per_slot * 4, slots * 4)
     }
 
     /// The preprocessor defines that select this variant's code in kernels/gemm.cu, in a fixed order.

@@ -111,6 +111,7 @@ impl Rung {
             stmatrix_epilogue: false,
             consumer_regs: 232,
             ctas: 0,
+            stream_k: 0,
         };
         match self {
             Rung::KLoop => base,

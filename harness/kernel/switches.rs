@@ -191,6 +191,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.consumer_regs, number("consumer_regs", v)),
     },
     Switch {
+        key: "streamk",
+        define: Some("STREAM_K"),
+        doc: "0: whole tiles round robin; 1: stream-K, every tile's k-blocks shared evenly by the clusters; 2: whole tiles, then stream-K on the last partial wave plus one",
+        value: |c| c.stream_k,
+        set: |c, v| assign(&mut c.stream_k, number("streamk", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",

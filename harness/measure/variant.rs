@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::gpu::compile::{self, ResourceReport};
 use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
-use crate::gpu::launch::{launch, Kernel, LaunchShape};
+use crate::gpu::launch::{launch, max_active_clusters, Kernel, LaunchShape};
 use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::config::GemmConfig;
 use crate::kernel::loadpath::{LoadPathConfig, ROWS};
@@ -30,6 +30,8 @@ pub struct GemmKernel<'a> {
     shape: LaunchShape,
     raster: i32,
     hang: &'a HangWatch,
+    /// Stream-K: fp32 partial accumulators and their flags (zeroed once; each launch clears what it sets).
+    stream_k: Option<(DeviceBuffer, DeviceBuffer)>,
 }
 
 impl<'a> GemmKernel<'a> {
@@ -67,11 +69,22 @@ impl<'a> GemmKernel<'a> {
                 ])
             })
             .collect::<Result<Vec<_>>>()?;
-        let launch_shape = LaunchShape {
+        let mut launch_shape = LaunchShape {
             grid: config.grid(shape, gpu.info.sm_count),
             block: config.threads(),
             smem: config.smem_bytes(),
             cluster: config.cluster_m,
+        };
+        let stream_k = if config.stream_k > 0 {
+            // A tile's owner waits for partials from other clusters: every cluster must be resident at once.
+            let resident = max_active_clusters(gpu, &kernel, launch_shape)? * config.cluster_m;
+            launch_shape.grid = launch_shape.grid.min(resident);
+            let (workspace, flags) = config.stream_k_workspace(launch_shape.grid);
+            let flags = DeviceBuffer::new(gpu, flags)?;
+            flags.zero(gpu)?;
+            Some((DeviceBuffer::new(gpu, workspace)?, flags))
+        } else {
+            None
         };
         Ok(GemmKernel {
             label: label.to_string(),
@@ -83,6 +96,7 @@ impl<'a> GemmKernel<'a> {
             shape: launch_shape,
             raster,
             hang,
+            stream_k,
         })
     }
 }
@@ -98,6 +112,10 @@ impl Variant for GemmKernel<'_> {
         let (mut m, mut n, mut k, mut raster) =
             (shape.m as i32, shape.n as i32, shape.k as i32, self.raster);
         let mut rec = self.hang.device_ptr();
+        let (mut workspace, mut flags) = match &self.stream_k {
+            Some((w, f)) => (w.ptr(), f.ptr()),
+            None => (0, 0),
+        };
         let mut params = crate::kernel_params![
             &mut ta,
             &mut tb,
@@ -107,7 +125,9 @@ impl Variant for GemmKernel<'_> {
             &mut n,
             &mut k,
             &mut raster,
-            &mut rec
+            &mut rec,
+            &mut workspace,
+            &mut flags
         ];
         unsafe { launch(gpu, &self.kernel, self.shape, &mut params) }
     }
