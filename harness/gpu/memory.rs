@@ -46,6 +46,30 @@ impl DeviceBuffer {
             .result()
             .during("filling a buffer")
     }
+    /// Fills `width` 16-bit words in each of `height` rows, `pitch` words apart, from word `first` on (a matrix
+    /// inside a wider allocation).
+    pub fn fill_u16_rows(
+        &self,
+        gpu: &Gpu,
+        first: usize,
+        pitch: usize,
+        width: usize,
+        height: usize,
+        value: u16,
+    ) -> Result<()> {
+        unsafe {
+            sys::cuMemsetD2D16Async(
+                self.ptr + 2 * first as u64,
+                2 * pitch,
+                value,
+                width,
+                height,
+                gpu.cu_stream(),
+            )
+        }
+        .result()
+        .during("filling the rows of a matrix")
+    }
     pub fn zero(&self, gpu: &Gpu) -> Result<()> {
         unsafe { result::memset_d8_async(self.ptr, 0, self.bytes, gpu.cu_stream()) }
             .during("zeroing a buffer")
