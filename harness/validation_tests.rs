@@ -53,6 +53,17 @@ fn any_m_but_n_and_k_multiples_of_8() {
 }
 
 #[test]
+fn load_path_keeps_whole_tiles() {
+    let lp = crate::kernel::loadpath::LoadPathConfig::new(Swizzle::B128, 128);
+    let m = err(lp.validate_shape(&Shape::new("tokens", 777, 4096, 4096)));
+    assert!(
+        m.contains("M and N multiples of 128 and K a multiple of 64"),
+        "{m}"
+    );
+    assert!(lp.validate_shape(&shape("square4096")).is_ok());
+}
+
+#[test]
 fn tma_stride_alignment_and_box_limits() {
     let stride = err(tma::operand(128, 100, 128, 64, Swizzle::B128));
     assert!(stride.contains("multiples of 16"), "{stride}");

@@ -95,7 +95,7 @@ impl Drop for DeviceBuffer {
     }
 }
 
-/// Copies `elems` 16-bit values from a device address (for example C inside its guarded allocation).
+/// Copies `elems` 16-bit values from a device address (for example C of an operand set).
 pub fn read_raw(gpu: &Gpu, ptr: sys::CUdeviceptr, elems: usize) -> Result<Vec<u16>> {
     gpu.synchronize()?;
     let mut host = vec![0u16; elems];
