@@ -197,7 +197,7 @@ impl GuardedOutput {
     pub fn new(gpu: &Gpu, rows: usize, cols: usize) -> Result<GuardedOutput> {
         let ldc = cols + GUARD_COLUMNS;
         let guard_before = 1 << 19;
-        // A tile stored one matrix too far down lands within its 256 rows after C.
+        // At least 256 rows, the tallest tile: a tile stored one matrix too far down lands wholly in it.
         let guard_after = (256 * ldc).max(1 << 19);
         Ok(GuardedOutput {
             alloc: DeviceBuffer::new(gpu, (guard_before + rows * ldc + guard_after) * 2)?,
