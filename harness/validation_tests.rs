@@ -11,25 +11,56 @@ fn err(r: crate::error::Result<impl std::fmt::Debug>) -> String {
 }
 
 #[test]
-fn shape_not_a_multiple_of_the_tile() {
-    let m = err(Rung::top()
+fn any_m_but_n_and_k_multiples_of_8() {
+    // Partial tiles are fine for every rung: M = 1 and odd token counts, N and K off the tile.
+    for rung in Rung::ALL {
+        for (m, n, k) in [
+            (1, 8192, 8192),
+            (777, 28672, 8192),
+            (1500, 8192, 8192),
+            (1000, 1000, 1000),
+            (8, 8, 8),
+        ] {
+            rung.config()
+                .validate_shape(&Shape::new("partial", m, n, k))
+                .unwrap_or_else(|e| panic!("{} on {m}x{n}x{k}: {e}", rung.name()));
+        }
+    }
+    let n = err(Rung::top()
         .config()
-        .validate_shape(&Shape::new("odd", 100, 4096, 4096)));
+        .validate_shape(&Shape::new("odd", 100, 4100, 4096)));
     assert!(
-        m.contains("M = 100 is not a multiple of the tile's 128 rows"),
-        "{m}"
-    );
-    let n = err(Rung::KLoop
-        .config()
-        .validate_shape(&Shape::new("odd", 128, 200, 64)));
-    assert!(
-        n.contains("N = 200 is not a multiple of the tile width 128"),
+        n.contains("K and N must be multiples of 8 (K = 4096, N = 4100)"),
         "{n}"
     );
-    let k = err(Rung::Swizzle128
+    let k = err(Rung::KLoop
         .config()
-        .validate_shape(&Shape::new("odd", 128, 128, 96)));
-    assert!(k.contains("K = 96 is not a multiple of tile_k = 64"), "{k}");
+        .validate_shape(&Shape::new("odd", 128, 128, 100)));
+    assert!(k.contains("K and N must be multiples of 8 (K = 100"), "{k}");
+    for (m, n, k) in [(0, 128, 128), (128, 0, 128), (128, 128, 0)] {
+        let zero = err(Rung::Swizzle128
+            .config()
+            .validate_shape(&Shape::new("empty", m, n, k)));
+        assert!(zero.contains("must each be at least 1"), "{zero}");
+    }
+    let huge = err(Rung::Swizzle128.config().validate_shape(&Shape::new(
+        "huge",
+        i32::MAX as usize,
+        128,
+        128,
+    )));
+    assert!(huge.contains("32-bit coordinates"), "{huge}");
+}
+
+#[test]
+fn load_path_keeps_whole_tiles() {
+    let lp = crate::kernel::loadpath::LoadPathConfig::new(Swizzle::B128, 128);
+    let m = err(lp.validate_shape(&Shape::new("tokens", 777, 4096, 4096)));
+    assert!(
+        m.contains("M and N multiples of 128 and K a multiple of 64"),
+        "{m}"
+    );
+    assert!(lp.validate_shape(&shape("square4096")).is_ok());
 }
 
 #[test]
@@ -50,9 +81,16 @@ fn tma_stride_alignment_and_box_limits() {
     assert!(err(wide.validate()).contains("a 128B swizzle allows at most 128"));
     // A shape whose rows are not 16-byte aligned is caught by the config too.
     let c = Rung::KLoop.config();
-    assert!(
-        err(c.validate_shape(&Shape::new("k8", 128, 128, 16 + 8))).contains("multiple of tile_k")
-    );
+    assert!(err(c.validate_shape(&Shape::new("k20", 128, 128, 20))).contains("multiples of 8"));
+    // A box larger than the tensor is allowed (M = 1 under a 128-row box); an empty tensor is not.
+    assert!(tma::operand(1, 64, 128, 64, Swizzle::B128).is_ok());
+    let empty = tma::TmaParams {
+        dims: vec![64, 0],
+        strides: vec![128],
+        box_dims: vec![64, 64],
+        swizzle: Swizzle::B128,
+    };
+    assert!(err(empty.validate()).contains("each must be 1..=2^32"));
 }
 
 #[test]
@@ -84,6 +122,18 @@ fn raster_group_that_does_not_divide_the_grid() {
     let up = Rung::TmaEpilogue.config().with_raster(Raster::UpTo(8));
     assert_eq!(up.raster_group(&shape("decode_attn_out")).unwrap(), 2);
     assert_eq!(up.raster_group(&shape("square4096")).unwrap(), 8);
+    // Partial last tile rows count: rung 9's cluster tile is 256 rows, so M = 1500 is 6 tile rows, 777 is 4, 1 is 1.
+    let r9 = Rung::Cooperative.config();
+    let rows = |m: usize| Shape::new("tokens", m, 8192, 8192);
+    assert_eq!(r9.raster_group(&rows(1500)).unwrap(), 2);
+    assert_eq!(r9.raster_group(&rows(777)).unwrap(), 4);
+    assert_eq!(r9.raster_group(&rows(1)).unwrap(), 1);
+    let fixed = err(r9.with_raster(Raster::Group(4)).validate_shape(&rows(1500)));
+    assert!(
+        fixed.contains("raster group 4 does not divide the 6 tile rows of M = 1500")
+            && fixed.contains("partial last one counted"),
+        "{fixed}"
+    );
     assert!(err(Rung::KLoop
         .config()
         .with_raster(Raster::Group(0))

@@ -15,6 +15,9 @@
 //   STREAM_K          0: whole tiles round robin; 1: every tile's k-blocks shared evenly by the clusters (stream-K);
 //                     2: whole tiles, then the last partial wave plus one full wave shared as in 1 (hybrid)
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
+// Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
+// maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;
+// the direct epilogue checks each row and column pair itself.
 // Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code;
 // BOUNDED_WAITS makes every mbarrier wait give up after HANG_TIMEOUT_NS and report where it hung, and
 // EPILOGUE_SPIN_CYCLES (calibration) spins before each tile's epilogue.
@@ -55,7 +58,7 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 #define STAGE_SITE(role, kind, s) SITE(role, kind, s)
 
 // Tile order: groups of RASTER tile rows are walked down M before stepping along N, so neighbouring CTAs share
-// B tiles in L2. The host has checked that the group divides the tile rows.
+// B tiles in L2. The host has checked that the group divides the tile rows (a partial last tile counts as one).
 __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int group, int& tm, int& tn) {
   const int per_group = group * tiles_n;
   const int g = t / per_group;
@@ -177,6 +180,10 @@ __device__ __forceinline__ void load_stage(const TmaDesc* tmA, const TmaDesc* tm
 }
 
 // Producer side of one ring position: claim the bytes on the full barrier, then issue the loads.
+// STAGE_BYTES is every box in full even when a box reaches past M, N or K: TMA writes the whole bounding box into
+// shared memory, the elements outside the tensor set to zero (PTX ISA 5.5.3.3, "Out of Boundary Access"), and
+// cp.async.bulk.tensor completes the transaction with the amount of data copied into shared memory. CUTLASS's
+// sm90 mainloops rely on the same: their TmaTransactionBytes is the shared-memory tile size, whatever the shape.
 __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tmB, u32 stages, u32 full_bar, u32 pos,
                                            int m_row, int n_col, int kb, u32 rank) {
   const u32 s = pos % STAGES;
@@ -218,9 +225,12 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 st
 #endif
 }
 
-// Direct epilogue: every thread converts its accumulator fragment and stores 4-byte pairs straight to C.
+// Direct epilogue: every thread converts its accumulator fragment and stores 4-byte pairs straight to C, rows
+// before `rows` and columns before `cols` only (a partial tile at the bottom or right edge).
 // Fragment layout of m64nN: warp w, lane l holds rows w*16 + l/4 (+8), columns 8j + 2*(l%4) (+1).
-__device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], u16* C, int ldc, int row0, int col0) {
+// A pair starts at an even column and N is a multiple of 8, so a pair is wholly before N or wholly past it.
+__device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], u16* C, int ldc, int rows, int cols,
+                                                int row0, int col0) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
 #pragma unroll
   for (int a = 0; a < WG_ATOMS; a++) {
@@ -228,10 +238,29 @@ __device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], 
 #pragma unroll
     for (int j = 0; j < BN / 8; j++) {
       const int c = col0 + j * 8 + 2 * (lane % 4);
-      *(u32*)(C + (size_t)r * ldc + c) = pack2(acc[a][4 * j], acc[a][4 * j + 1]);
-      *(u32*)(C + (size_t)(r + 8) * ldc + c) = pack2(acc[a][4 * j + 2], acc[a][4 * j + 3]);
+      if (c >= cols) continue;
+      if (r < rows) *(u32*)(C + (size_t)r * ldc + c) = pack2(acc[a][4 * j], acc[a][4 * j + 1]);
+      if (r + 8 < rows) *(u32*)(C + (size_t)(r + 8) * ldc + c) = pack2(acc[a][4 * j + 2], acc[a][4 * j + 3]);
     }
   }
+}
+
+// Where the direct epilogue of the tile at (row0, col0) may store: rows before M, columns before N; the faults move
+// the tile (and its row bound with it) a matrix down, or drop the column bound.
+__device__ __forceinline__ void store_tile_direct(float (&acc)[WG_ATOMS][BN / 2], u16* C, int ldc, int M, int N,
+                                                  int row0, int col0, int t) {
+#if FAULT_OOB_STORE
+  const int shift = t == 0 ? M : 0;
+#else
+  const int shift = 0;
+#endif
+#if FAULT_NO_COLUMN_GUARD
+  const int cols = col0 + BN;
+#else
+  const int cols = N;
+#endif
+  (void)t;
+  epilogue_direct(acc, C, ldc, M + shift, cols, row0 + shift, col0);
 }
 
 // TMA epilogue: 64x64 chunks written to a double-buffered staging area in the 128B-swizzled layout (conflict-free
@@ -284,7 +313,7 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][BN / 2], con
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_kernel(const __grid_constant__ TmaDesc tmA, const __grid_constant__ TmaDesc tmB,
-                const __grid_constant__ TmaDesc tmC, u16* C, int M, int N, int K, int raster, HangRecord* rec,
+                const __grid_constant__ TmaDesc tmC, u16* C, int ldc, int M, int N, int K, int raster, HangRecord* rec,
                 float* workspace, u32* partial_flags) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // Swizzled stages need 1024-byte alignment; the host adds 1024 bytes of slack for this.
@@ -302,9 +331,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
   const int cluster_id = blockIdx.x / CLUSTER_M;
   const int num_clusters = gridDim.x / CLUSTER_M;
-  const int tiles_m = M / (BM * CLUSTER_M), tiles_n = N / BN;
+  // Rounded up (M, N, K >= 1, so without overflow): the last tile row, column and k-block may reach past M, N, K.
+  const int tiles_m = (M - 1) / (BM * CLUSTER_M) + 1, tiles_n = (N - 1) / BN + 1;
   const int num_tiles = tiles_m * tiles_n;
-  const int k_blocks = K / TILE_K;
+  const int k_blocks = (K - 1) / TILE_K + 1;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; s++) {
@@ -467,12 +497,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES + c * 2 * EPI_CHUNK_BYTES, 2 + c, chunk_count, row0,
                    n_col);
 #else
-#if FAULT_OOB_STORE
-      // One tile written a whole matrix too far down: past the end of C.
-      epilogue_direct(acc, C, N, row0 + (w.tile == 0 ? M : 0), n_col);
-#else
-      epilogue_direct(acc, C, N, row0, n_col);
-#endif
+      store_tile_direct(acc, C, ldc, M, N, row0, n_col, w.tile);
 #endif
     }
 #if EPILOGUE_TMA
@@ -521,11 +546,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES, 2, chunk_count, m_row, n_col);
     if (threadIdx.x == 0) bulk_wait<0>();
 #else
-#if FAULT_OOB_STORE
-    epilogue_direct(acc, C, N, m_row + (t == 0 ? M : 0), n_col);
-#else
-    epilogue_direct(acc, C, N, m_row, n_col);
-#endif
+    store_tile_direct(acc, C, ldc, M, N, m_row, n_col, t);
 #endif
   }
 #endif

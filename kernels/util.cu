@@ -38,17 +38,19 @@ extern "C" __global__ void fill_uniform(u16* out, u64 n, u64 seed) {
   }
 }
 
-// Correctness statistics of out against ref, accumulated into stats (zeroed by the host):
+// Correctness statistics of out against ref, accumulated into stats (zeroed by the host). ref holds n values in
+// rows of `cols`; out holds the same rows `ld_out` apart (its row padding is not compared). Indices are ref's:
 //   [0] sum of squared differences (f64), [1] sum of squared reference values (f64),
 //   [2] max |out - ref| as float bits, [3] count of non-finite outputs, [4] count of non-finite references,
 //   [5] first index with a non-finite output (starts at ~0), [6] index of the max error (racy, indicative).
-extern "C" __global__ void compare(const u16* out, const u16* ref, u64 n, u64* stats) {
+extern "C" __global__ void compare(const u16* out, u64 ld_out, const u16* ref, u64 cols, u64 n, u64* stats) {
   double sq_diff = 0.0, sq_ref = 0.0;
   float max_err = 0.0f;
   u64 max_idx = 0;
   u64 bad_out = 0, bad_ref = 0, first_bad = ~0ull;
   for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
-    const float o = to_float(out[i]), r = to_float(ref[i]);
+    const u64 row = i / cols;
+    const float o = to_float(out[row * ld_out + (i - row * cols)]), r = to_float(ref[i]);
     const bool o_ok = (o - o == 0.0f), r_ok = (r - r == 0.0f);
     if (!r_ok) {
       bad_ref++;
@@ -78,11 +80,16 @@ extern "C" __global__ void compare(const u16* out, const u16* ref, u64 n, u64* s
   if (first_bad != ~0ull) asm volatile("red.global.min.u64 [%0], %1;" ::"l"(stats + 5), "l"(first_bad) : "memory");
 }
 
-// Counts 16-bit words of a guard band that no longer hold the pattern written there before the launch.
-extern "C" __global__ void check_guard(const u16* guard, u64 n, u16 pattern, u64* changed) {
+// Counts the 16-bit words of a guarded allocation of n words that no longer hold the pattern written before the
+// launch: every word but the matrix itself (`rows` rows of `cols` words, `ld` apart, from word `first`), so the
+// bands before and after it and the padding past the last column of each row.
+extern "C" __global__ void check_guard(const u16* p, u64 n, u16 pattern, u64 first, u64 rows, u64 ld, u64 cols,
+                                       u64* changed) {
   u64 count = 0;
-  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
-    count += guard[i] != pattern;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+    const bool in_matrix = i >= first && i - first < rows * ld && (i - first) % ld < cols;
+    count += !in_matrix && p[i] != pattern;
+  }
   if (count) asm volatile("red.global.add.u64 [%0], %1;" ::"l"(changed), "l"(count) : "memory");
 }
 

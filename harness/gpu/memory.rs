@@ -46,6 +46,30 @@ impl DeviceBuffer {
             .result()
             .during("filling a buffer")
     }
+    /// Fills `width` 16-bit words in each of `height` rows, `pitch` words apart, from word `first` on (a matrix
+    /// inside a wider allocation).
+    pub fn fill_u16_rows(
+        &self,
+        gpu: &Gpu,
+        first: usize,
+        pitch: usize,
+        width: usize,
+        height: usize,
+        value: u16,
+    ) -> Result<()> {
+        unsafe {
+            sys::cuMemsetD2D16Async(
+                self.ptr + 2 * first as u64,
+                2 * pitch,
+                value,
+                width,
+                height,
+                gpu.cu_stream(),
+            )
+        }
+        .result()
+        .during("filling the rows of a matrix")
+    }
     pub fn zero(&self, gpu: &Gpu) -> Result<()> {
         unsafe { result::memset_d8_async(self.ptr, 0, self.bytes, gpu.cu_stream()) }
             .during("zeroing a buffer")
@@ -71,7 +95,7 @@ impl Drop for DeviceBuffer {
     }
 }
 
-/// Copies `elems` 16-bit values from a device address (for example C inside its guarded allocation).
+/// Copies `elems` 16-bit values from a device address (for example C of an operand set).
 pub fn read_raw(gpu: &Gpu, ptr: sys::CUdeviceptr, elems: usize) -> Result<Vec<u16>> {
     gpu.synchronize()?;
     let mut host = vec![0u16; elems];

@@ -39,6 +39,9 @@ pub enum Fault {
     OobStore,
     /// The consumers skip the MMAs of the last k-block: every output is wrong by a partial sum.
     SkipKBlock,
+    /// The direct epilogue stores every column of a tile, past N too: on a partial last tile column the extra
+    /// columns land beyond the end of each row (what the check's padded rows must catch).
+    NoColumnGuard,
 }
 
 impl Fault {
@@ -49,23 +52,26 @@ impl Fault {
             Fault::SkipEpilogueTile => "FAULT_SKIP_EPILOGUE",
             Fault::OobStore => "FAULT_OOB_STORE",
             Fault::SkipKBlock => "FAULT_SKIP_K_BLOCK",
+            Fault::NoColumnGuard => "FAULT_NO_COLUMN_GUARD",
         }
     }
-    pub const ALL: [Fault; 5] = [
+    pub const ALL: [Fault; 6] = [
         Fault::WrongPhase,
         Fault::NoExpectTx,
         Fault::SkipEpilogueTile,
         Fault::OobStore,
         Fault::SkipKBlock,
+        Fault::NoColumnGuard,
     ];
 }
 
 /// Threadblock rasterization: how many tile rows are walked down M before stepping along N.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Raster {
-    /// Exactly this group; a group that does not divide the tile rows is an error.
+    /// Exactly this group; a group that does not divide the tile rows (a partial last row counted) is an error.
     Group(u32),
-    /// The largest power of two up to this that divides the tile rows (so one config serves every shape).
+    /// The largest power of two up to this that divides the tile rows (so one config serves every shape; 1 when
+    /// the tile rows are odd).
     UpTo(u32),
 }
 
@@ -261,8 +267,8 @@ impl GemmConfig {
                 "setmaxnreg rebalancing needs a producer and two consumer warpgroups (384 threads)",
             );
         }
-        if matches!(self.fault, Some(Fault::OobStore)) && self.epilogue_tma {
-            return config_err("the out-of-bounds store fault needs the direct epilogue (TMA stores clip at the edge)");
+        if matches!(self.fault, Some(Fault::OobStore | Fault::NoColumnGuard)) && self.epilogue_tma {
+            return config_err("the out-of-bounds store faults need the direct epilogue (TMA stores clip at the edge)");
         }
         if self.bounded_waits && self.hang_timeout_ms == 0 {
             return config_err("a bounded wait needs a positive hang timeout");
@@ -317,56 +323,53 @@ impl GemmConfig {
         Ok(())
     }
 
-    /// Checks that this kernel can run this problem, before anything is allocated or launched.
+    /// Checks that this kernel can run this problem, before anything is allocated or launched. Any M works, and
+    /// any N and K that TMA can address: partial tiles are zero-filled on load and bounded on store.
     pub fn validate_shape(&self, shape: &Shape) -> Result<()> {
         self.validate()?;
-        let rows = self.bm() * self.cluster_m;
-        if !shape.m.is_multiple_of(rows as usize) {
+        if shape.m == 0 || shape.n == 0 || shape.k == 0 {
             return config_err(format!(
-                "{}: M = {} is not a multiple of the tile's {} rows ({} per CTA x cluster of {})",
-                shape.name,
-                shape.m,
-                rows,
-                self.bm(),
-                self.cluster_m
+                "{}: M, N and K must each be at least 1 (M = {}, N = {}, K = {})",
+                shape.name, shape.m, shape.n, shape.k
             ));
         }
-        if !shape.n.is_multiple_of(self.bn as usize) {
-            return config_err(format!(
-                "{}: N = {} is not a multiple of the tile width {}",
-                shape.name, shape.n, self.bn
-            ));
-        }
-        if !shape.k.is_multiple_of(self.tile_k as usize) {
-            return config_err(format!(
-                "{}: K = {} is not a multiple of tile_k = {}",
-                shape.name, shape.k, self.tile_k
-            ));
-        }
-        // TMA: global strides are multiples of 16 bytes, every index fits the map's 32-bit coordinates.
-        if !(shape.k * 2).is_multiple_of(16) || !(shape.n * 2).is_multiple_of(16) {
+        // TMA: global strides are multiples of 16 bytes.
+        if !shape.k.is_multiple_of(8) || !shape.n.is_multiple_of(8) {
             return config_err(format!(
                 "{}: TMA needs 16-byte aligned row strides: K and N must be multiples of 8 (K = {}, N = {})",
                 shape.name, shape.k, shape.n
             ));
         }
-        if shape.m > i32::MAX as usize || shape.n > i32::MAX as usize || shape.k > i32::MAX as usize
-        {
+        // The kernel's coordinates are 32-bit: the last tile's far edge (M, N and K rounded up to whole tiles)
+        // and the tile count must fit.
+        let rows_per_tile = (self.bm() * self.cluster_m) as usize;
+        let reach = [
+            shape.m.div_ceil(rows_per_tile) * rows_per_tile,
+            shape.n.div_ceil(self.bn as usize) * self.bn as usize,
+            shape.k.div_ceil(self.tile_k as usize) * self.tile_k as usize,
+        ];
+        let tiles = shape.m.div_ceil(rows_per_tile) * shape.n.div_ceil(self.bn as usize);
+        if reach.iter().any(|&d| d > i32::MAX as usize) || tiles > i32::MAX as usize {
             return config_err(format!(
-                "{}: dimensions must fit in 32-bit TMA coordinates",
-                shape.name
+                "{}: dimensions must fit in 32-bit coordinates once rounded up to whole tiles (M = {}, N = {}, K = {})",
+                shape.name, shape.m, shape.n, shape.k
             ));
         }
         self.raster_group(shape)?;
         Ok(())
     }
 
-    /// Tile rows along M in units the scheduler walks (a cluster's rows).
+    /// Tile rows along M in units the scheduler walks (a cluster's rows), a partial last one included.
     pub fn tile_rows(&self, shape: &Shape) -> u32 {
-        (shape.m / (self.bm() * self.cluster_m) as usize) as u32
+        shape.m.div_ceil((self.bm() * self.cluster_m) as usize) as u32
     }
+    /// Tile columns along N, a partial last one included.
     pub fn tile_cols(&self, shape: &Shape) -> u32 {
-        (shape.n / self.bn as usize) as u32
+        shape.n.div_ceil(self.bn as usize) as u32
+    }
+    /// k-blocks along K, a partial last one included (its tail is loaded as zeros).
+    pub fn k_blocks(&self, shape: &Shape) -> u32 {
+        shape.k.div_ceil(self.tile_k as usize) as u32
     }
 
     /// The raster group this shape runs with, or an error naming why it cannot.
@@ -374,7 +377,7 @@ impl GemmConfig {
         let rows = self.tile_rows(shape);
         match self.raster {
             Raster::Group(g) if !rows.is_multiple_of(g) => config_err(format!(
-                "{}: raster group {g} does not divide the {rows} tile rows of M = {} (tile {} rows): choose a divisor of {rows}",
+                "{}: raster group {g} does not divide the {rows} tile rows of M = {} (tile {} rows, a partial last one counted): choose a divisor of {rows}, or upto{g}",
                 shape.name,
                 shape.m,
                 self.bm() * self.cluster_m
@@ -606,6 +609,51 @@ mod tests {
                 .grid(&crate::kernel::problem::shape("decode_attn_out"), 132),
             2 * 64
         );
+    }
+
+    #[test]
+    fn partial_tiles_round_up() {
+        use crate::kernel::problem::Shape;
+        // Rung 1: 128x128 tiles, tile_k 16, one CTA per tile.
+        let r1 = Rung::KLoop.config();
+        let s = Shape::new("square1000", 1000, 1000, 1000);
+        assert_eq!(
+            (r1.tile_rows(&s), r1.tile_cols(&s), r1.k_blocks(&s)),
+            (8, 8, 63)
+        );
+        assert_eq!(r1.grid(&s, 132), 64);
+        // M = 1: one tile row; rung 6's 2x1 cluster still launches both CTAs of it.
+        let m1 = Shape::new("decode_m1", 1, 8192, 8192);
+        assert_eq!(r1.grid(&m1, 132), 64);
+        assert_eq!(Rung::Multicast.config().grid(&m1, 132), 2 * 64);
+        // Rung 9: 256-row cluster tiles of width 256, persistent: 777 x 28672 is 4 x 112 tiles on 132 SMs.
+        let r9 = Rung::Cooperative.config();
+        let t = Shape::new("tokens_777", 777, 28672, 8192);
+        assert_eq!((r9.tile_rows(&t), r9.tile_cols(&t)), (4, 112));
+        assert_eq!(r9.grid(&t, 132), 132);
+        assert_eq!(r9.grid(&m1, 132), 2 * 32);
+        // Exact multiples are unchanged.
+        let sq = crate::kernel::problem::shape("square4096");
+        assert_eq!(
+            (r1.tile_rows(&sq), r1.tile_cols(&sq), r1.k_blocks(&sq)),
+            (32, 32, 256)
+        );
+    }
+
+    #[test]
+    fn column_fault_needs_the_direct_epilogue() {
+        assert!(Rung::Swizzle128
+            .config()
+            .with_fault(Fault::NoColumnGuard)
+            .validate()
+            .is_ok());
+        let e = Rung::TmaEpilogue
+            .config()
+            .with_fault(Fault::NoColumnGuard)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("need the direct epilogue"), "{e}");
     }
 
     #[test]

@@ -62,7 +62,8 @@ impl LoadPathConfig {
             || !shape.k.is_multiple_of(64)
         {
             return config_err(format!(
-                "{}: the load path needs M and N multiples of 128 and K a multiple of 64",
+                "{}: the load path needs M and N multiples of 128 and K a multiple of 64 (an isolation kernel: it \
+                 has no partial tiles, unlike the GEMM)",
                 shape.name
             ));
         }

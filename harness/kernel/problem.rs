@@ -120,11 +120,29 @@ pub fn extra_shapes() -> Vec<Shape> {
     ]
 }
 
+/// Token counts that are not tile multiples (issue 11, "any M"): decode of Llama-3-70B's attention output
+/// (N = K = 8192) at M = 1 to 128, a prefill of 1500 tokens, 777 tokens through the MLP up projection, and 1000^3
+/// (N and K off every tile width and tile_k too). For the `correct::any_m::*` trials and `compare`; they are not
+/// standard shapes, so the ladder and the step trials do not run them.
+pub fn token_count_shapes() -> Vec<Shape> {
+    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128]
+        .iter()
+        .map(|&m| Shape::new(&format!("decode_m{m}"), m, 8192, 8192))
+        .collect();
+    shapes.extend([
+        Shape::new("prefill_1500", 1500, 8192, 8192),
+        Shape::new("tokens_777", 777, 28672, 8192),
+        Shape::new("square1000", 1000, 1000, 1000),
+    ]);
+    shapes
+}
+
 /// Every named shape: the one list the trials, the main job and `compare` read.
 pub fn named_shapes() -> Vec<Shape> {
     standard_shapes()
         .into_iter()
         .chain(extra_shapes())
+        .chain(token_count_shapes())
         .collect()
 }
 
@@ -194,5 +212,42 @@ mod parse_tests {
         assert!(e("4096x4096x4294967296").contains("32-bit"));
         assert!(e("squre4096").contains("square4096"));
         assert!(e("12x8").contains("MxNxK"));
+        // Any M: a partial shape parses as sizes, and the named token-count shapes by name.
+        let p = parse_shape("777x1000x1000").unwrap();
+        assert_eq!((p.m, p.n, p.k), (777, 1000, 1000));
+        assert_eq!(parse_shape("1x8192x8192").unwrap().m, 1);
+        assert_eq!(parse_shape("decode_m1").unwrap().m, 1);
+        assert_eq!(parse_shape("tokens_777").unwrap().n, 28672);
+        assert!(e("777x1000x1001").contains("multiples of 8"));
+    }
+
+    #[test]
+    fn token_count_shapes_are_named_but_not_standard() {
+        let names: Vec<String> = token_count_shapes().into_iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "decode_m1",
+                "decode_m8",
+                "decode_m16",
+                "decode_m32",
+                "decode_m64",
+                "decode_m128",
+                "prefill_1500",
+                "tokens_777",
+                "square1000"
+            ]
+        );
+        // The ladder (every rung on every standard shape) and the main job stay on the seven shapes.
+        assert_eq!(standard_shapes().len(), 7);
+        assert!(standard_shapes().iter().all(|s| !names.contains(&s.name)));
+        let mut all: Vec<String> = named_shapes().into_iter().map(|s| s.name).collect();
+        let count = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), count, "shape names are unique");
+        for s in token_count_shapes() {
+            assert!(s.n % 8 == 0 && s.k % 8 == 0 && s.m >= 1, "{}", s.name);
+        }
     }
 }

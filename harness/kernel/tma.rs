@@ -28,23 +28,27 @@ impl TmaParams {
     }
 
     /// The driver's constraints, checked here so that a bad map is a sentence, not CUDA_ERROR_INVALID_VALUE.
+    /// A box may be larger than the tensor (M = 1 under a 128-row box): the driver's rules for
+    /// cuTensorMapEncodeTiled bound a box only by 256 per dimension, and the part outside the tensor is zero-filled
+    /// on load and dropped on store.
     pub fn validate(&self) -> Result<()> {
         if self.dims.is_empty() || self.dims.len() > 5 || self.box_dims.len() != self.dims.len() {
             return config_err(
                 "a tensor map has 1 to 5 dimensions, with one box size per dimension",
             );
         }
-        for (i, (&b, &d)) in self.box_dims.iter().zip(&self.dims).enumerate() {
+        for (i, &b) in self.box_dims.iter().enumerate() {
             if b == 0 || b > 256 {
                 return config_err(format!(
                     "TMA box dimension {i} is {b}: each box dimension must be 1..=256"
                 ));
             }
-            if u64::from(b) > d {
-                return config_err(format!(
-                    "TMA box dimension {i} ({b}) is larger than the tensor ({d})"
-                ));
-            }
+        }
+        if let Some(i) = self.dims.iter().position(|&d| d == 0 || d > 1 << 32) {
+            return config_err(format!(
+                "TMA tensor dimension {i} is {}: each must be 1..=2^32",
+                self.dims[i]
+            ));
         }
         let inner_bytes = self.box_dims[0] * 2;
         if !inner_bytes.is_multiple_of(16) {
@@ -69,10 +73,18 @@ impl TmaParams {
     }
 }
 
+/// Rows an operand of `rows` rows must have allocated (and readable) for `operand`'s maps: the core-matrix map
+/// reads whole 8-row groups, so a partial last group is read in full (its extra rows only feed outputs past M,
+/// which are never stored; the operands are allocated this way and the padding zeroed).
+pub fn rows_to_allocate(rows: usize) -> usize {
+    rows.next_multiple_of(8)
+}
+
 /// A K-major operand of `rows` x `k` (row-major), loaded `box_rows` rows by `tile_k` columns at a time.
 /// Swizzled: a plain 2-D map, one box per stage. Unswizzled: the wgmma core-matrix layout through a 4-D map
-/// {8 elements, 8 rows, k/8 slices, rows/8 groups}, so each 8-row group keeps its K slices side by side
-/// (LBO = 128 B between K-adjacent core matrices, SBO = tile_k * 16 B between row groups).
+/// {8 elements, 8 rows, k/8 slices, ceil(rows/8) groups}, so each 8-row group keeps its K slices side by side
+/// (LBO = 128 B between K-adjacent core matrices, SBO = tile_k * 16 B between row groups). A row count that is not
+/// a multiple of 8 does not fit that map: its last group is read whole, from the padding `rows_to_allocate` adds.
 pub fn operand(
     rows: usize,
     k: usize,
@@ -83,7 +95,7 @@ pub fn operand(
     let row_bytes = (k * 2) as u64;
     let p = match swizzle {
         Swizzle::None => TmaParams {
-            dims: vec![8, 8, (k / 8) as u64, (rows / 8) as u64],
+            dims: vec![8, 8, (k / 8) as u64, rows.div_ceil(8) as u64],
             strides: vec![row_bytes, 16, 8 * row_bytes],
             box_dims: vec![8, 8, tile_k / 8, box_rows / 8],
             swizzle,
@@ -99,11 +111,17 @@ pub fn operand(
     Ok(p)
 }
 
-/// The output C (m x n, row-major), stored in 64x64 chunks staged with the 128B swizzle.
-pub fn output(m: usize, n: usize) -> Result<TmaParams> {
+/// The output C (m x n, row-major, rows `ldc` elements apart), stored in 64x64 chunks staged with the 128B
+/// swizzle. The map has the true m x n, so the parts of edge chunks past M or N are not written.
+pub fn output(m: usize, n: usize, ldc: usize) -> Result<TmaParams> {
+    if ldc < n {
+        return config_err(format!(
+            "C's leading dimension {ldc} is shorter than its {n} columns"
+        ));
+    }
     let p = TmaParams {
         dims: vec![n as u64, m as u64],
-        strides: vec![(n * 2) as u64],
+        strides: vec![(ldc * 2) as u64],
         box_dims: vec![64, 64],
         swizzle: Swizzle::B128,
     };
@@ -171,10 +189,36 @@ mod tests {
         assert_eq!(p.strides, vec![16384]);
         assert_eq!(p.box_dims, vec![64, 256]);
         assert_eq!(p.box_bytes(), 256 * 128);
-        let c = output(256, 8192).unwrap();
+        let c = output(256, 8192, 8192).unwrap();
         assert_eq!(
             (c.box_dims.clone(), c.swizzle),
             (vec![64, 64], Swizzle::B128)
         );
+    }
+
+    #[test]
+    fn maps_have_the_true_shape_of_partial_problems() {
+        // M = 1 under a 128-row box, K = 1000 (not a multiple of tile_k 64): the map is the tensor as it is.
+        let a = operand(1, 1000, 128, 64, Swizzle::B128).unwrap();
+        assert_eq!(
+            (a.dims.clone(), a.box_dims.clone()),
+            (vec![1000, 1], vec![64, 128])
+        );
+        // The core-matrix map counts a partial last 8-row group, which is why A is allocated in whole groups.
+        let plain = operand(777, 1000, 128, 16, Swizzle::None).unwrap();
+        assert_eq!(plain.dims, vec![8, 8, 125, 98]);
+        assert_eq!(rows_to_allocate(777), 784);
+        assert_eq!(rows_to_allocate(1), 8);
+        assert_eq!(rows_to_allocate(4096), 4096);
+        // C: true M x N with a padded row stride (the check's guard columns).
+        let c = output(777, 1000, 1256).unwrap();
+        assert_eq!(
+            (c.dims.clone(), c.strides.clone()),
+            (vec![1000, 777], vec![2512])
+        );
+        assert!(output(8, 1000, 992)
+            .unwrap_err()
+            .to_string()
+            .contains("leading dimension"));
     }
 }

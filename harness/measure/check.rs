@@ -1,14 +1,15 @@
-//! Correctness against cuBLAS: fresh random inputs, output poisoned with NaN and fenced by guard bands, then
-//! max error, relative Frobenius error, unwritten outputs and out-of-bounds stores, judged by per-dtype tolerances.
+//! Correctness against cuBLAS: fresh random inputs, the kernel's output poisoned with NaN and fenced by guard bands
+//! and guard columns past N (operands.rs, GuardedOutput), then max error, relative Frobenius error, unwritten
+//! outputs and out-of-bounds stores, judged by per-dtype tolerances.
 
 use crate::error::Result;
 use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
 use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::problem::{DType, Tolerance};
-use crate::measure::operands::{Operands, UtilKernels};
+use crate::measure::operands::{GuardedOutput, Operands, UtilKernels};
 use crate::measure::reference::{Cublas, CublasPath};
-use crate::measure::variant::Variant;
+use crate::measure::variant::GemmKernel;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -24,7 +25,7 @@ pub struct CheckReport {
     pub first_unwritten: Option<(usize, usize)>,
     pub max_err_at: (usize, usize),
     pub reference_non_finite: u64,
-    /// 16-bit words of the guard bands around C that were overwritten.
+    /// 16-bit words around C (guard bands before and after, guard columns past N in every row) overwritten.
     pub guard_damage: u64,
     pub tolerance: Tolerance,
     /// The seed A and B were drawn from: GEMM_ABLATE_SEED=<seed> replays the check.
@@ -78,7 +79,7 @@ impl CheckReport {
         }
         if guard_damage > 0 {
             problems.push(format!(
-                "out-of-bounds store: {guard_damage} words of the guard bands around C were overwritten"
+                "out-of-bounds store: {guard_damage} words of the guard bands and columns around C were overwritten"
             ));
         }
         if !(rel_fro_err <= tolerance.rel_fro && rel_max_err <= tolerance.rel_max) {
@@ -108,30 +109,33 @@ impl CheckReport {
     }
 }
 
-/// Checks `variant` on operand set 0 against cublasGemmEx on the same inputs, freshly drawn from `seed`.
+/// Checks `kernel` on operand set 0 against cublasGemmEx on the same inputs, freshly drawn from `seed`. cuBLAS
+/// writes a packed reference (ldc = N); the kernel writes into a guarded output whose rows are padded past N.
 pub fn check(
     gpu: &Gpu,
     util: &UtilKernels,
     operands: &Operands,
     cublas: &Cublas,
     hang: &HangWatch,
-    variant: &dyn Variant,
+    kernel: &GemmKernel,
     seed: u64,
 ) -> Result<CheckReport> {
     let shape = &operands.shape;
     let total = shape.m * shape.n;
     let reference = DeviceBuffer::new(gpu, total * 2)?;
+    let out = GuardedOutput::new(gpu, shape.m, shape.n)?;
     operands.refill(gpu, util, 0, seed)?;
     reference.fill_u16(gpu, operands.dtype.nan_bits())?;
     cublas.gemm_into(gpu, CublasPath::GemmEx, 0, reference.ptr())?;
-    let set = &operands.sets[0];
-    set.poison(gpu, operands.dtype)?;
+    out.poison(gpu, operands.dtype)?;
     gpu.synchronize()?;
     hang.reset();
-    variant.launch(gpu, 0).map_err(|e| hang.explain(e))?;
+    kernel
+        .launch_into(gpu, 0, &out)
+        .map_err(|e| hang.explain(e))?;
     gpu.synchronize().map_err(|e| hang.explain(e))?;
-    let raw = util.compare(gpu, set.c(), reference.ptr(), total)?;
-    let damage = set.guard_damage(gpu, util)?;
+    let raw = util.compare(gpu, out.c(), out.ldc, reference.ptr(), shape.n, total)?;
+    let damage = out.guard_damage(gpu, util)?;
     Ok(CheckReport::judge(
         raw,
         shape.n,

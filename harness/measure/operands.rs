@@ -1,5 +1,6 @@
-//! Device operands for one problem: rotation sets of A, B and C (C with guard bands), random fill, poison, and the
-//! small utility kernels that fill and compare them on the GPU.
+//! Device operands for one problem: rotation sets of A, B and C, the guarded output a correctness check writes
+//! (NaN poison inside guard bands and guard columns), random fill, and the small utility kernels that fill and
+//! compare them on the GPU.
 
 use crate::error::Result;
 use crate::gpu::compile;
@@ -8,6 +9,7 @@ use crate::gpu::launch::{launch, Kernel, LaunchShape};
 use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::problem::{DType, Shape};
 use crate::kernel::source;
+use crate::kernel::tma::rows_to_allocate;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where random inputs come from: GEMM_ABLATE_SEED (to replay a run) or the clock and process id. Each draw is
@@ -53,8 +55,12 @@ pub fn mix(seed: u64, i: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Pattern written into C's guard bands; any other value found there after a launch is an out-of-bounds store.
+/// Pattern written around a checked output; any other value found there after a launch is an out-of-bounds store.
 pub const GUARD_PATTERN: u16 = 0x5A5A;
+
+/// Guard columns after each row of a checked output: as wide as the widest tile, so a tile stored without its
+/// column bound lands wholly in them.
+pub const GUARD_COLUMNS: usize = 256;
 
 /// Utility kernels compiled for one data type.
 pub struct UtilKernels {
@@ -96,14 +102,30 @@ impl UtilKernels {
         unsafe { launch(gpu, &self.fill, self.grid_for(elems), &mut params) }
     }
 
-    /// Raw comparison statistics of `out` against `reference` (see kernels/util.cu for the slots).
-    pub fn compare(&self, gpu: &Gpu, out: u64, reference: u64, elems: usize) -> Result<[u64; 7]> {
+    /// Raw comparison statistics of `out` (rows `ld_out` apart) against `reference` (`elems` values in packed
+    /// rows of `cols`); see kernels/util.cu for the slots.
+    pub fn compare(
+        &self,
+        gpu: &Gpu,
+        out: u64,
+        ld_out: usize,
+        reference: u64,
+        cols: usize,
+        elems: usize,
+    ) -> Result<[u64; 7]> {
         let stats = DeviceBuffer::new(gpu, 7 * 8)?;
         stats.zero(gpu)?;
         // Slot 5 holds the first unwritten index: it starts at "none".
         stats.fill_u16_range(gpu, 20, 4, 0xFFFF)?;
-        let (mut o, mut r, mut n, mut s) = (out, reference, elems as u64, stats.ptr());
-        let mut params = crate::kernel_params![&mut o, &mut r, &mut n, &mut s];
+        let (mut o, mut ld, mut r, mut c, mut n, mut s) = (
+            out,
+            ld_out as u64,
+            reference,
+            cols as u64,
+            elems as u64,
+            stats.ptr(),
+        );
+        let mut params = crate::kernel_params![&mut o, &mut ld, &mut r, &mut c, &mut n, &mut s];
         unsafe { launch(gpu, &self.compare, self.grid_for(elems), &mut params)? };
         let v: Vec<u64> = stats.read(gpu)?;
         Ok([v[0], v[1], v[2], v[3], v[4], v[5], v[6]])
@@ -119,42 +141,91 @@ impl UtilKernels {
         Ok(out.read::<u64>(gpu)?[0])
     }
 
-    /// Number of 16-bit words in [ptr, ptr + 2 * elems) that no longer hold GUARD_PATTERN.
-    pub fn guard_damage(&self, gpu: &Gpu, ptr: u64, elems: usize) -> Result<u64> {
+    /// Number of 16-bit words of `out`'s allocation outside C that no longer hold GUARD_PATTERN.
+    fn guard_damage(&self, gpu: &Gpu, out: &GuardedOutput) -> Result<u64> {
         let count = DeviceBuffer::new(gpu, 8)?;
         count.zero(gpu)?;
-        let (mut g, mut n, mut pat, mut c) = (ptr, elems as u64, GUARD_PATTERN, count.ptr());
-        let mut params = crate::kernel_params![&mut g, &mut n, &mut pat, &mut c];
-        unsafe { launch(gpu, &self.check_guard, self.grid_for(elems), &mut params)? };
+        let words = out.alloc.bytes() / 2;
+        let (mut p, mut n, mut pat) = (out.alloc.ptr(), words as u64, GUARD_PATTERN);
+        let (mut first, mut rows, mut ld, mut cols, mut c) = (
+            out.guard_before as u64,
+            out.rows as u64,
+            out.ldc as u64,
+            out.cols as u64,
+            count.ptr(),
+        );
+        let mut params = crate::kernel_params![
+            &mut p, &mut n, &mut pat, &mut first, &mut rows, &mut ld, &mut cols, &mut c
+        ];
+        unsafe { launch(gpu, &self.check_guard, self.grid_for(words), &mut params)? };
         Ok(count.read::<u64>(gpu)?[0])
     }
 }
 
-/// One set of operands. C sits between two guard bands inside one allocation.
+/// One set of operands: A and B (each allocated in whole 8-row groups, the padding zeroed: tma::rows_to_allocate)
+/// and C, row-major with ldc = N, as cuBLAS and the timed kernels write it.
 pub struct OperandSet {
     pub a: DeviceBuffer,
     pub b: DeviceBuffer,
-    c_alloc: DeviceBuffer,
-    guard_before: usize,
-    guard_after: usize,
-    c_elems: usize,
+    pub c: DeviceBuffer,
 }
 
 impl OperandSet {
     pub fn c(&self) -> u64 {
-        self.c_alloc.ptr() + 2 * self.guard_before as u64
+        self.c.ptr()
     }
-    /// Writes NaN over C and the guard pattern around it (before a correctness launch).
+}
+
+/// The output a correctness check launches a kernel into, in one allocation: a guard band, then M rows of
+/// `ldc` = N + GUARD_COLUMNS words (C in the first N, guard columns after), then a guard band of at least one
+/// 256-row tile. NaN fills C and the guard pattern everything else before the launch.
+///
+/// Why rows padded past N: with ldc = N, a store past the last column of a row lands in the first columns of the
+/// next row, inside C, where the right tile overwrites it (or a NaN check cannot tell it from a right value); in
+/// the guard columns it is a changed guard word. The timed launches keep ldc = N (operand sets above), so the
+/// layout they are measured on is the one every earlier run measured; only the check pays for the padding.
+pub struct GuardedOutput {
+    alloc: DeviceBuffer,
+    guard_before: usize,
+    pub rows: usize,
+    pub cols: usize,
+    /// Words between the starts of two rows.
+    pub ldc: usize,
+}
+
+impl GuardedOutput {
+    pub fn new(gpu: &Gpu, rows: usize, cols: usize) -> Result<GuardedOutput> {
+        let ldc = cols + GUARD_COLUMNS;
+        let guard_before = 1 << 19;
+        // At least 256 rows, the tallest tile: a tile stored one matrix too far down lands wholly in it.
+        let guard_after = (256 * ldc).max(1 << 19);
+        Ok(GuardedOutput {
+            alloc: DeviceBuffer::new(gpu, (guard_before + rows * ldc + guard_after) * 2)?,
+            guard_before,
+            rows,
+            cols,
+            ldc,
+        })
+    }
+    /// Address of C's first element.
+    pub fn c(&self) -> u64 {
+        self.alloc.ptr() + 2 * self.guard_before as u64
+    }
+    /// Writes the guard pattern over the whole allocation, then NaN over C (before a correctness launch).
     pub fn poison(&self, gpu: &Gpu, dtype: DType) -> Result<()> {
-        self.c_alloc.fill_u16(gpu, GUARD_PATTERN)?;
-        self.c_alloc
-            .fill_u16_range(gpu, self.guard_before, self.c_elems, dtype.nan_bits())
+        self.alloc.fill_u16(gpu, GUARD_PATTERN)?;
+        self.alloc.fill_u16_rows(
+            gpu,
+            self.guard_before,
+            self.ldc,
+            self.cols,
+            self.rows,
+            dtype.nan_bits(),
+        )
     }
-    /// 16-bit words of the guard bands that something wrote over.
+    /// 16-bit words outside C (the bands and every row's guard columns) that something wrote over.
     pub fn guard_damage(&self, gpu: &Gpu, util: &UtilKernels) -> Result<u64> {
-        let before = util.guard_damage(gpu, self.c_alloc.ptr(), self.guard_before)?;
-        let after = util.guard_damage(gpu, self.c() + 2 * self.c_elems as u64, self.guard_after)?;
-        Ok(before + after)
+        util.guard_damage(gpu, self)
     }
 }
 
@@ -175,8 +246,8 @@ pub fn rotation_sets(shape: &Shape, l2_bytes: u64) -> usize {
 }
 
 impl Operands {
-    /// Allocates the sets and fills A and B with fresh random values. C's trailing guard covers at least one
-    /// 256-row tile beyond the matrix, where a tile placed one matrix too far down would land.
+    /// Allocates the sets and fills A and B with fresh random values (the rows padding A and B to whole 8-row
+    /// groups with zeros).
     pub fn new(
         gpu: &Gpu,
         util: &UtilKernels,
@@ -185,22 +256,22 @@ impl Operands {
         sets: usize,
         seed: u64,
     ) -> Result<Operands> {
-        let (a_elems, b_elems, c_elems) = (shape.m * shape.k, shape.n * shape.k, shape.m * shape.n);
-        let guard_before = 1 << 19;
-        let guard_after = (256 * shape.n).max(1 << 19);
+        let (a_elems, b_elems) = (shape.m * shape.k, shape.n * shape.k);
+        let (a_alloc, b_alloc) = (
+            rows_to_allocate(shape.m) * shape.k,
+            rows_to_allocate(shape.n) * shape.k,
+        );
         let mut out = Vec::new();
         for i in 0..sets.max(1) as u64 {
             let set = OperandSet {
-                a: DeviceBuffer::new(gpu, a_elems * 2)?,
-                b: DeviceBuffer::new(gpu, b_elems * 2)?,
-                c_alloc: DeviceBuffer::new(gpu, (guard_before + c_elems + guard_after) * 2)?,
-                guard_before,
-                guard_after,
-                c_elems,
+                a: DeviceBuffer::new(gpu, a_alloc * 2)?,
+                b: DeviceBuffer::new(gpu, b_alloc * 2)?,
+                c: DeviceBuffer::new(gpu, shape.m * shape.n * 2)?,
             };
             util.fill_random(gpu, set.a.ptr(), a_elems, mix(seed, 2 * i))?;
             util.fill_random(gpu, set.b.ptr(), b_elems, mix(seed, 2 * i + 1))?;
-            set.poison(gpu, dtype)?;
+            set.a.fill_u16_range(gpu, a_elems, a_alloc - a_elems, 0)?;
+            set.b.fill_u16_range(gpu, b_elems, b_alloc - b_elems, 0)?;
             out.push(set);
         }
         gpu.synchronize()?;

@@ -11,7 +11,7 @@ use crate::kernel::config::GemmConfig;
 use crate::kernel::loadpath::{LoadPathConfig, ROWS};
 use crate::kernel::source;
 use crate::kernel::tma::{self, TmaDesc};
-use crate::measure::operands::{Operands, UtilKernels};
+use crate::measure::operands::{GuardedOutput, Operands, UtilKernels};
 
 pub trait Variant {
     fn label(&self) -> String;
@@ -57,7 +57,7 @@ impl<'a> GemmKernel<'a> {
             config.tile_k,
             config.swizzle,
         )?;
-        let c_params = tma::output(shape.m, shape.n)?;
+        let c_params = tma::output(shape.m, shape.n, shape.n)?;
         let maps = operands
             .sets
             .iter()
@@ -101,14 +101,13 @@ impl<'a> GemmKernel<'a> {
     }
 }
 
-impl Variant for GemmKernel<'_> {
-    fn label(&self) -> String {
-        self.label.clone()
-    }
-    fn launch(&self, gpu: &Gpu, set: usize) -> Result<()> {
+impl GemmKernel<'_> {
+    /// Enqueues one GEMM on operand set `set`'s A and B, writing C to `c` with rows `ldc` elements apart through
+    /// the C tensor map `map` (the direct epilogue uses `c` and `ldc`, the TMA epilogue the map).
+    fn enqueue(&self, gpu: &Gpu, set: usize, map: TmaDesc, c: u64, ldc: usize) -> Result<()> {
         let shape = &self.operands.shape;
-        let [mut ta, mut tb, mut tc] = self.maps[set];
-        let mut c = self.operands.sets[set].c();
+        let [mut ta, mut tb, _] = self.maps[set];
+        let (mut tc, mut c, mut ldc) = (map, c, ldc as i32);
         let (mut m, mut n, mut k, mut raster) =
             (shape.m as i32, shape.n as i32, shape.k as i32, self.raster);
         let mut rec = self.hang.device_ptr();
@@ -121,6 +120,7 @@ impl Variant for GemmKernel<'_> {
             &mut tb,
             &mut tc,
             &mut c,
+            &mut ldc,
             &mut m,
             &mut n,
             &mut k,
@@ -130,6 +130,25 @@ impl Variant for GemmKernel<'_> {
             &mut flags
         ];
         unsafe { launch(gpu, &self.kernel, self.shape, &mut params) }
+    }
+
+    /// Enqueues one GEMM on operand set `set`'s A and B into a correctness check's guarded output (its padded
+    /// rows included in the C map's stride, so a store past column N lands in the guard columns).
+    pub fn launch_into(&self, gpu: &Gpu, set: usize, out: &GuardedOutput) -> Result<()> {
+        let shape = &self.operands.shape;
+        let params = tma::output(shape.m, shape.n, out.ldc)?;
+        let map = tma::encode(&params, out.c(), self.operands.dtype)?;
+        self.enqueue(gpu, set, map, out.c(), out.ldc)
+    }
+}
+
+impl Variant for GemmKernel<'_> {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+    fn launch(&self, gpu: &Gpu, set: usize) -> Result<()> {
+        let n = self.operands.shape.n;
+        self.enqueue(gpu, set, self.maps[set][2], self.operands.sets[set].c(), n)
     }
 }
 

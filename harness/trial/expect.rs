@@ -15,7 +15,7 @@ pub enum Caught {
     Unwritten,
     /// Values over the tolerance, reported with the max error.
     WrongValues,
-    /// A guard band overwritten.
+    /// A guard band, or the guard columns past N, overwritten.
     OutOfBounds,
     /// No diagnosis from inside (bounded waits off): the host's deadline killed the trial's process.
     HostTimeout,
