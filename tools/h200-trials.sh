@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Some trials of the GPU suite on the H200 (device machine): each argument is a TARGET:FILTER pair run as
-# `.gpu/TARGET FILTER --skip replay::`, e.g. `ablations:beyond::` `microbench:stages`. Records and logs go under $OUT.
+# `.gpu/TARGET FILTER --skip replay::`, e.g. `ablations:beyond::` `microbench:stages`. Records and logs come back in
+# $OUT/trials.tgz (the device returns at most 8 files).
 # Run from the repository root after ../shared/tools/gpu-stage.
 set -uo pipefail
-export GEMM_ABLATE_RESULTS_DIR="$OUT/runs"
+export GEMM_ABLATE_RESULTS_DIR="$OUT/trials/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/gpu.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/trials/gpu.txt" 2>&1
 rc=0
 for pair in "$@"; do
   target=${pair%%:*}; filter=${pair#*:}
-  log="$OUT/$target-$(echo "$filter" | tr -c 'A-Za-z0-9_\n' '_').log"
+  log="$OUT/trials/$target-$(echo "$filter" | tr -c 'A-Za-z0-9_\n' '_').log"
   start=$(date +%s)
   ".gpu/$target" "$filter" --skip replay:: > "$log" 2>&1 || rc=1
   echo "$target $filter: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$log")"
   grep -E "^test .*FAILED" "$log" | head -20
 done
-tar czf "$OUT/runs.tgz" -C "$OUT" runs && rm -rf "$OUT/runs"
+tar czf "$OUT/trials.tgz" -C "$OUT" trials && rm -rf "$OUT/trials"
 exit $rc

@@ -393,7 +393,8 @@ impl GemmConfig {
         }
     }
 
-    /// Launch grid (CTAs): one per cluster tile times the cluster, or the SM count (rounded to whole clusters).
+    /// Launch grid (CTAs): one per cluster tile times the cluster, or the SM count (rounded to whole clusters; with
+    /// stream-K over every tile, the SM count even when there are fewer tiles).
     pub fn grid(&self, shape: &Shape, sm_count: u32) -> u32 {
         let ctas = self.tile_rows(shape) * self.tile_cols(shape) * self.cluster_m;
         if self.persistent {
@@ -403,6 +404,10 @@ impl GemmConfig {
                 sm_count
             };
             let fit = (sms / self.cluster_m) * self.cluster_m;
+            if self.stream_k == 1 {
+                // Stream-K shares k-blocks, not tiles: every SM gets a share however few the tiles.
+                return fit.max(self.cluster_m);
+            }
             ctas.min(fit.max(self.cluster_m))
         } else {
             ctas
@@ -609,6 +614,17 @@ mod tests {
                 .grid(&crate::kernel::problem::shape("decode_attn_out"), 132),
             2 * 64
         );
+        // Rung 10 on decode_attn_out: 32 cluster tiles fill 64 SMs; stream-K over every tile takes all 132.
+        let r10 = Rung::Stmatrix.config();
+        let decode = crate::kernel::problem::shape("decode_attn_out");
+        assert_eq!(r10.grid(&decode, 132), 64);
+        let sk = GemmConfig {
+            stream_k: 1,
+            ..r10.clone()
+        };
+        assert_eq!(sk.grid(&decode, 132), 132);
+        let sk_capped = GemmConfig { ctas: 100, ..sk };
+        assert_eq!(sk_capped.grid(&decode, 132), 100);
     }
 
     #[test]
