@@ -610,6 +610,28 @@ fn top_switches() -> Vec<GpuTrial> {
     ctas.chain(hybrid).chain(everywhere).chain(edges).collect()
 }
 
+/// `auto`'s choices checked against cuBLAS where the standard shapes do not reach them: few tokens, odd counts.
+fn auto_correct() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    [
+        ("decode_m1", DType::F16),
+        ("decode_m64", DType::BF16),
+        ("tokens_777", DType::F16),
+        ("prefill_1500", DType::BF16),
+    ]
+    .into_iter()
+    .map(|(s, dtype)| {
+        let (label, config) = auto_variant(&shape(s), H200_SMS);
+        correct(
+            &format!("correct::auto::{}::{s}", dtype.name()),
+            VariantSpec::gemm(label, config),
+            s,
+            dtype,
+        )
+    })
+    .collect()
+}
+
 fn gpu_trials() -> Vec<GpuTrial> {
     [
         reference_and_dtypes(),
@@ -617,6 +639,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
         harness::trial::hypothesis::ladder_trials(),
         steps(),
         past_seed(),
+        auto_correct(),
         isolation(),
         switches(),
         reliability(),

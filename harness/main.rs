@@ -137,7 +137,10 @@ fn profile(args: &[String]) -> ExitCode {
         .iter()
         .find_map(|d| DType::parse(d))
         .unwrap_or(DType::F16);
-    let variant = match spec(&args[0]) {
+    let Some(shape) = shape_arg(&args[1]) else {
+        return ExitCode::from(2);
+    };
+    let variant = match spec(&args[0], &shape) {
         Ok(VariantSpec::Cublas) => {
             eprintln!("profile compares a kernel with cuBLAS: give a kernel spec such as rung7 or rung8:pingpong=0");
             return ExitCode::from(2);
@@ -147,9 +150,6 @@ fn profile(args: &[String]) -> ExitCode {
             eprintln!("{e}");
             return ExitCode::from(2);
         }
-    };
-    let Some(shape) = shape_arg(&args[1]) else {
-        return ExitCode::from(2);
     };
     if let Err(e) = variant.validate(&shape) {
         eprintln!("{e}");
@@ -339,9 +339,16 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn spec(s: &str) -> Result<VariantSpec, String> {
+/// A variant spec on the command line: `cublas`, `auto` (resolved for the shape, see harness/kernel/dispatch.rs),
+/// or a rung with switches.
+fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);
+    }
+    if s.eq_ignore_ascii_case("auto") {
+        let (label, config) =
+            harness::kernel::dispatch::auto_variant(shape, harness::kernel::dispatch::H200_SMS);
+        return Ok(VariantSpec::gemm(label, config));
     }
     harness::kernel::ladder::parse_spec(s)
         .and_then(|c| c.validate().map(|_| VariantSpec::gemm(s, c)))
@@ -353,7 +360,7 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
     let Some(shape) = shape_arg(shape_name) else {
         return ExitCode::from(2);
     };
-    let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s)).collect();
+    let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s, &shape)).collect();
     let parsed = match parsed {
         Ok(p) => p,
         Err(e) => {

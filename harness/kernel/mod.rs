@@ -2,6 +2,7 @@
 //! kernel source as compiled (and as `show` prints it), and the variants a trial times (GEMM, load path).
 
 pub mod config;
+pub mod dispatch;
 pub mod ladder;
 pub mod loadpath;
 pub mod problem;

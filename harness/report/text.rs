@@ -232,10 +232,14 @@ pub fn print_ladder(records: &[TrialRecord], shapes: &[Shape]) {
         print!(" | {c:<26}");
     }
     println!();
-    for rung in Rung::ALL {
-        print!("{:<22}", rung.name());
+    let rows = Rung::ALL
+        .iter()
+        .map(|r| r.name())
+        .chain(std::iter::once("auto".to_string()));
+    for row in rows {
+        print!("{row:<22}");
         for s in shapes {
-            let name = format!("ladder::{}::{}", rung.name(), s.name);
+            let name = format!("ladder::{row}::{}", s.name);
             let c = records
                 .iter()
                 .find(|r| r.name == name)

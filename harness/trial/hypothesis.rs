@@ -84,6 +84,40 @@ pub fn ladder_trials() -> Vec<GpuTrial> {
                     GpuTrial::new(&name, ladder_job(rung, &s.name), expectation)
                 })
         })
+        .chain(auto_row())
+        .collect()
+}
+
+/// The `auto` row: the variant harness/kernel/dispatch.rs picks for each standard shape, against cuBLAS.
+fn auto_row() -> Vec<GpuTrial> {
+    use crate::kernel::dispatch::{auto_variant, H200_SMS};
+    crate::kernel::problem::standard_shapes()
+        .into_iter()
+        .map(|s| {
+            let (label, config) = auto_variant(&s, H200_SMS);
+            let name = format!("ladder::auto::{}", s.name);
+            // Before auto was measured: what its kernel measured against cuBLAS (rung 10 cells at deeab76; stream-K
+            // over every tile in `compare SHAPE cublas rung10 rung10:streamk=1` at 5d2b0c1, explore/ below).
+            let (v, why) = match s.name.as_str() {
+                "prefill_attn_out" => (Verdict::Faster, "rung 10 measured 0.972 against cuBLAS (deeab76)"),
+                "decode_attn_out" => (Verdict::Slower, "stream-K measured 1.22 against cuBLAS"),
+                "decode_mlp_down" => (Verdict::Slower, "stream-K measured 1.11 against cuBLAS"),
+                "decode_mlp_up" => (Verdict::Faster, "stream-K measured 0.895 against cuBLAS"),
+                "decode_qkv" => (
+                    Verdict::NoChange,
+                    "rung 10 measured 1.45 against cuBLAS and stream-K 0.70 against rung 10: about 1.02",
+                ),
+                _ => (Verdict::NoChange, "rung 10 measured 0.99 against cuBLAS (deeab76)"),
+            };
+            let job = Job::Compare {
+                baseline: VariantSpec::Cublas,
+                candidate: VariantSpec::gemm(label, config),
+                shape: s.clone(),
+                dtype: DType::F16,
+            };
+            let expectation = crate::trial::pins::hypothesis_or_pinned(&name, v, &format!("auto: {why}"), 0.05);
+            GpuTrial::new(&name, job, expectation)
+        })
         .collect()
 }
 
