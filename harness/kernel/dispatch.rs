@@ -1,13 +1,17 @@
-//! `auto`: the variant the project runs for a shape, chosen by a small rule over the shape's tile counts. The rule
-//! comes from paired measurements on the H200 (session of 2026-11-30, `results/h200/<commit>/explore/`), not from
-//! a search at run time, so the same shape always runs the same kernel and every record names it.
+//! `auto`: the variant the project runs for a shape, chosen by a small rule over the token count and the tile
+//! count. The rule comes from paired measurements against cuBLAS on the H200 (`compare SHAPE cublas ...`,
+//! results/h200/c8e3b11/explore/ and f45a873/explore/), not from a search at run time, so a shape always runs the
+//! same kernel and every record names it (`auto=SPEC`). Time against cuBLAS's, the best of each row measured:
 //!
-//! - M <= 128 (decode with few tokens): one consumer warpgroup on 64x256 tiles, no cluster, stream-K over every
-//!   tile: the weights are streamed once by every SM, and no MMA rows are spent on an empty half cluster. Measured
-//!   against rung 10 with stream-K and a 2x1 cluster at M = 1, 64, 128: 0.69-0.83x its time.
-//! - fewer cluster tiles (256x256) than two waves of the SMs' clusters: rung 10 with stream-K over every tile.
-//!   Measured against rung 10 on the four decode shapes (M = 256): 0.61-0.90x its time.
-//! - otherwise rung 10 (whole tiles; stream-K on the last waves measured slower: H15 in ablations/HYPOTHESES.md).
+//! - M <= 128: one consumer warpgroup on 64x128 tiles, no cluster, 8 stages, stream-K over every tile (the weights
+//!   are streamed once by all 132 SMs; no MMA rows spent on an empty second CTA): 1.23 at M = 1, 1.16 at M = 64,
+//!   against 1.35 and 1.31 with 64x256 tiles and 1.95 and 1.72 with rung 10's 256x256 cluster tiles.
+//! - M <= 256 and fewer 256x256 cluster tiles than clusters (decode_attn_out, decode_qkv, decode_mlp_down): rung 10
+//!   with 128-wide tiles, 6 stages, stream-K over every tile: 1.18 and 1.07 on decode_attn_out and decode_mlp_down,
+//!   against 1.25 and 1.12 with 256-wide tiles.
+//! - fewer cluster tiles than two waves of clusters (decode_mlp_up; M = 384 to about 1000 at N = 8192): rung 10 with
+//!   stream-K over every tile: 0.91 on decode_mlp_up, 1.31-1.39 at M = 384 and 777.
+//! - otherwise rung 10 (whole tiles; stream-K on the last waves measured slower, H15 in ablations/HYPOTHESES.md).
 //!
 //! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
 
@@ -21,13 +25,18 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (&'static str, &'static str) {
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
     if shape.m <= 128 {
         (
-            "rung10:streamk=1,cluster=1,consumers=1,wg_m=64",
-            "M <= 128: 64x256 tiles, stream-K over every tile",
+            "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn=128,stages=8",
+            "M <= 128: 64x128 tiles, stream-K over every tile",
+        )
+    } else if shape.m <= 256 && cluster_tiles < clusters {
+        (
+            "rung10:streamk=1,bn=128,stages=6",
+            "M <= 256, under one wave of tiles: 128-wide tiles, stream-K over every tile",
         )
     } else if cluster_tiles < 2 * clusters {
         (
             "rung10:streamk=1",
-            "fewer tiles than two waves: stream-K over every tile",
+            "under two waves of tiles: stream-K over every tile",
         )
     } else {
         ("rung10", "two waves or more: whole tiles")
@@ -52,23 +61,17 @@ mod tests {
     #[test]
     fn auto_picks_by_token_count_and_tile_waves() {
         let pick = |s: &Shape| auto_spec(s, H200_SMS).0;
-        assert_eq!(
-            pick(&shape("decode_m1")),
-            "rung10:streamk=1,cluster=1,consumers=1,wg_m=64"
-        );
-        assert_eq!(
-            pick(&shape("decode_m128")),
-            "rung10:streamk=1,cluster=1,consumers=1,wg_m=64"
-        );
-        // M = 256: 32-112 cluster tiles for 66 clusters.
-        for s in [
-            "decode_attn_out",
-            "decode_qkv",
-            "decode_mlp_up",
-            "decode_mlp_down",
-        ] {
-            assert_eq!(pick(&shape(s)), "rung10:streamk=1", "{s}");
+        let small = "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn=128,stages=8";
+        assert_eq!(pick(&shape("decode_m1")), small);
+        assert_eq!(pick(&shape("decode_m128")), small);
+        // M = 256: 32-40 cluster tiles for 66 clusters, or 112.
+        for s in ["decode_attn_out", "decode_qkv", "decode_mlp_down"] {
+            assert_eq!(pick(&shape(s)), "rung10:streamk=1,bn=128,stages=6", "{s}");
         }
+        assert_eq!(pick(&shape("decode_mlp_up")), "rung10:streamk=1");
+        assert_eq!(pick(&Shape::new("t", 777, 8192, 8192)), "rung10:streamk=1");
+        // N = 28672: 448 cluster tiles.
+        assert_eq!(pick(&shape("tokens_777")), "rung10");
         for s in ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"] {
             assert_eq!(pick(&shape(s)), "rung10", "{s}");
         }

@@ -96,16 +96,17 @@ fn auto_row() -> Vec<GpuTrial> {
         .map(|s| {
             let (label, config) = auto_variant(&s, H200_SMS);
             let name = format!("ladder::auto::{}", s.name);
-            // Before auto was measured: what its kernel measured against cuBLAS (rung 10 cells at deeab76; stream-K
-            // over every tile in `compare SHAPE cublas rung10 rung10:streamk=1` at 5d2b0c1, explore/ below).
+            // Before auto's kernel for the shape was measured as auto: what it measured against cuBLAS in
+            // `compare` (rung 10 cells at deeab76; results/h200/c8e3b11/explore/, f45a873/explore/).
             let (v, why) = match s.name.as_str() {
                 "prefill_attn_out" => (Verdict::Faster, "rung 10 measured 0.972 against cuBLAS (deeab76)"),
-                "decode_attn_out" => (Verdict::Slower, "stream-K measured 1.22 against cuBLAS"),
-                "decode_mlp_down" => (Verdict::Slower, "stream-K measured 1.11 against cuBLAS"),
-                "decode_mlp_up" => (Verdict::Faster, "stream-K measured 0.895 against cuBLAS"),
+                "decode_attn_out" => (Verdict::Slower, "128-wide stream-K measured 1.18 against cuBLAS (f45a873)"),
+                "decode_mlp_down" => (Verdict::Slower, "128-wide stream-K measured 1.07 against cuBLAS (f45a873)"),
+                "decode_mlp_up" => (Verdict::Faster, "stream-K measured 0.895 and 0.906 against cuBLAS (c8e3b11, f45a873)"),
                 "decode_qkv" => (
-                    Verdict::NoChange,
-                    "rung 10 measured 1.45 against cuBLAS and stream-K 0.70 against rung 10: about 1.02",
+                    Verdict::Slower,
+                    "256-wide stream-K measured 1.134 against cuBLAS (f45a873); 128-wide tiles gained 5-6% on the other \
+                     two shapes with under one wave of tiles: 1.05-1.10",
                 ),
                 _ => (Verdict::NoChange, "rung 10 measured 0.99 against cuBLAS (deeab76)"),
             };

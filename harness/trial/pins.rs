@@ -111,10 +111,11 @@ const CURRENT: [(&str, &str); 4] = [
     ),
 ];
 
-/// The first runs of the trials past the seed (rung 9 and up, `beyond::`), on a two-GPU H200 host at commit
-/// deeab76 (`tools/h200-trials.sh`, one file per filter): where they refuted a hypothesis, the trial is pinned
-/// from them and keeps the hypothesis beside the pin.
-const PAST_SEED: [(&str, &str); 5] = [
+/// The first runs of the trials past the seed (rung 9 and up, `beyond::`, `ladder::auto`), on two-GPU H200 hosts
+/// (`tools/h200-trials.sh`, one file per filter): deeab76 (rungs 9 and 10, their switches), c8e3b11 (stream-K on
+/// decode), f45a873 (stream-K on the last waves, the `auto` row). Where they refuted a hypothesis, the trial is
+/// pinned from them and keeps the hypothesis beside the pin.
+const PAST_SEED: [(&str, &str); 10] = [
     (
         "deeab76/ablations-20261130T141442Z",
         include_str!("../../results/h200/deeab76/ablations-20261130T141442Z.json"),
@@ -134,6 +135,26 @@ const PAST_SEED: [(&str, &str); 5] = [
     (
         "deeab76/ablations-20261130T141525Z",
         include_str!("../../results/h200/deeab76/ablations-20261130T141525Z.json"),
+    ),
+    (
+        "c8e3b11/trials/runs/ablations-20261130T142755Z",
+        include_str!("../../results/h200/c8e3b11/trials/runs/ablations-20261130T142755Z.json"),
+    ),
+    (
+        "f45a873/trials/runs/ablations-20261130T143204Z",
+        include_str!("../../results/h200/f45a873/trials/runs/ablations-20261130T143204Z.json"),
+    ),
+    (
+        "f45a873/trials/runs/ablations-20261130T143213Z",
+        include_str!("../../results/h200/f45a873/trials/runs/ablations-20261130T143213Z.json"),
+    ),
+    (
+        "f45a873/trials/runs/ablations-20261130T143219Z",
+        include_str!("../../results/h200/f45a873/trials/runs/ablations-20261130T143219Z.json"),
+    ),
+    (
+        "f45a873/trials/runs/ablations-20261130T143223Z",
+        include_str!("../../results/h200/f45a873/trials/runs/ablations-20261130T143223Z.json"),
     ),
 ];
 
