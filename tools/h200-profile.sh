@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Nsight Compute profiles on the H200 (device machine): the variant against cuBLAS, side by side, with the
-# .ncu-rep kept. Run from the repository root after ../shared/tools/gpu-stage, with OUT set.
+# .ncu-rep kept. Run from the repository root after ../shared/tools/gpu-stage, with OUT set. PROFILES lists the
+# `SPEC SHAPE` pairs, separated by ';' (default: the three profiled at 92fd282).
 set -uo pipefail
 export GEMM_ABLATE_RESULTS_DIR="$OUT/profile-runs"
 rc=0
-for args in "rung7 square4096" "rung8:pingpong=0,raster=upto8 square4096" "rung8:pingpong=0,raster=upto8 decode_attn_out"; do
+IFS=';' read -ra pairs <<< "${PROFILES:-rung7 square4096;rung8:pingpong=0,raster=upto8 square4096;rung8:pingpong=0,raster=upto8 decode_attn_out}"
+for args in "${pairs[@]}"; do
   echo "== gemm-ablate profile $args"
   start=$(date +%s)
   timeout 90 .gpu/gemm-ablate profile $args || rc=1
