@@ -632,6 +632,60 @@ fn auto_correct() -> Vec<GpuTrial> {
     .collect()
 }
 
+/// Programmatic dependent launch on `auto`'s kernel for each shape, against the same kernel without it (H18).
+fn pdl() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    [
+        (
+            "decode_m1",
+            Verdict::Faster,
+            "faster by 5-12%: back to back, cuBLAS's 35-45 us launches overlap and ours do not",
+        ),
+        (
+            "decode_m64",
+            Verdict::Faster,
+            "faster by 5-12%: back to back, cuBLAS's 35-45 us launches overlap and ours do not",
+        ),
+        (
+            "decode_attn_out",
+            Verdict::Faster,
+            "faster by 2-4%: a few us of set-up in 50-70 us",
+        ),
+        (
+            "decode_mlp_up",
+            Verdict::Faster,
+            "faster by 2-4%: a few us of set-up in about 200 us",
+        ),
+        (
+            "square4096",
+            Verdict::NoChange,
+            "no change: a few us of set-up in 200 us is inside the band",
+        ),
+        (
+            "prefill_attn_out",
+            Verdict::NoChange,
+            "no change: a few us of set-up in 1700 us",
+        ),
+    ]
+    .into_iter()
+    .map(|(s, v, why)| {
+        let (label, config) = auto_variant(&shape(s), H200_SMS);
+        let name = format!("beyond::pdl::{s}");
+        let with = GemmConfig {
+            pdl: true,
+            ..config.clone()
+        };
+        configs(
+            &name,
+            (&label, config),
+            (&format!("{label}+pdl"), with),
+            s,
+            past(&name, v, &format!("ablations/HYPOTHESES.md H18: {why}")),
+        )
+    })
+    .collect()
+}
+
 fn gpu_trials() -> Vec<GpuTrial> {
     [
         reference_and_dtypes(),
@@ -640,6 +694,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
         steps(),
         past_seed(),
         auto_correct(),
+        pdl(),
         isolation(),
         switches(),
         reliability(),

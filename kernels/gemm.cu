@@ -12,6 +12,8 @@
 //   MMA_WAIT_ALL      1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
 //   EPILOGUE_STMATRIX the TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction)
 //   CONSUMER_REGS     registers per consumer thread under setmaxnreg: 232 (producer 40) or 240 (producer 24)
+//   PDL               1: launched with programmatic stream serialization: set-up overlaps the previous kernel, and
+//                     every thread waits for it (griddepcontrol.wait) before its first global memory access
 //   STREAM_K          0: whole tiles round robin; 1: every tile's k-blocks shared evenly by the clusters (stream-K);
 //                     2: whole tiles, then the last partial wave plus one full wave shared as in 1 (hybrid)
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
@@ -354,6 +356,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   cluster_sync();
 #else
   __syncthreads();
+#endif
+#if PDL
+  // Barriers are initialised; from here on global memory is read and written.
+  grid_dependency_wait();
+  launch_dependents();
 #endif
 
 #if WARP_SPECIALIZED

@@ -134,6 +134,14 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity, u32 site, HangRec
 #endif
 }
 
+// ---------------------------------------------------------------- programmatic dependent launch
+// Waits until the grids this one depends on have completed and their memory is visible (a no-op when launched
+// without the programmatic-serialization attribute); everything before it overlaps the previous kernel's tail.
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+// Lets the next kernel in the stream launch once every CTA of this grid has said so (or exited).
+__device__ __forceinline__ void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
 // ---------------------------------------------------------------- flags between CTAs (stream-K fix-up)
 __device__ __forceinline__ void flag_release(u32* flag, u32 value) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");

@@ -62,6 +62,8 @@ pub struct LaunchShape {
     pub block: u32,
     pub smem: u32,
     pub cluster: u32,
+    /// Launched with programmatic stream serialization (the kernel must wait with griddepcontrol.wait).
+    pub pdl: bool,
 }
 
 /// How many clusters of this launch's shape can be resident at once (the occupancy API's answer, which knows
@@ -112,11 +114,21 @@ pub unsafe fn launch(
     shape: LaunchShape,
     params: &mut [*mut c_void],
 ) -> Result<()> {
-    let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
-    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = shape.cluster;
-    attr.value.clusterDim.y = 1;
-    attr.value.clusterDim.z = 1;
+    let mut attrs: [sys::CUlaunchAttribute; 2] = std::mem::zeroed();
+    let mut n = 0;
+    if shape.cluster > 1 {
+        attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n].value.clusterDim.x = shape.cluster;
+        attrs[n].value.clusterDim.y = 1;
+        attrs[n].value.clusterDim.z = 1;
+        n += 1;
+    }
+    if shape.pdl {
+        attrs[n].id =
+            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n].value.programmaticStreamSerializationAllowed = 1;
+        n += 1;
+    }
     let config = sys::CUlaunchConfig {
         gridDimX: shape.grid,
         gridDimY: 1,
@@ -126,8 +138,8 @@ pub unsafe fn launch(
         blockDimZ: 1,
         sharedMemBytes: shape.smem,
         hStream: gpu.cu_stream(),
-        attrs: &mut attr,
-        numAttrs: u32::from(shape.cluster > 1),
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: n as u32,
     };
     sys::cuLaunchKernelEx(
         &config,

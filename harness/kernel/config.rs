@@ -134,6 +134,10 @@ pub struct GemmConfig {
     /// last partial wave plus one full wave as in 1.
     #[serde(default)]
     pub stream_k: u32,
+    /// Programmatic dependent launch: the launch lets this kernel start while the previous one in the stream
+    /// finishes, and the kernel waits for it before touching global memory.
+    #[serde(default)]
+    pub pdl: bool,
 }
 
 fn default_consumer_regs() -> u32 {

@@ -112,6 +112,7 @@ impl Rung {
             consumer_regs: 232,
             ctas: 0,
             stream_k: 0,
+            pdl: false,
         };
         match self {
             Rung::KLoop => base,

@@ -198,6 +198,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.stream_k, number("streamk", v)),
     },
     Switch {
+        key: "pdl",
+        define: Some("PDL"),
+        doc: "1: programmatic dependent launch: set-up overlaps the previous kernel in the stream, global memory waits for it (0/1)",
+        value: |c| u32::from(c.pdl),
+        set: |c, v| assign(&mut c.pdl, flag("pdl", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",

@@ -91,6 +91,7 @@ impl UtilKernels {
             block: 256,
             smem: 0,
             cluster: 1,
+            pdl: false,
         }
     }
 

@@ -74,6 +74,7 @@ impl<'a> GemmKernel<'a> {
             block: config.threads(),
             smem: config.smem_bytes(),
             cluster: config.cluster_m,
+            pdl: config.pdl,
         };
         let stream_k = if config.stream_k > 0 {
             // A tile's owner waits for partials from other clusters: every cluster must be resident at once.
@@ -208,6 +209,7 @@ impl<'a> LoadPathKernel<'a> {
                 block: 64,
                 smem: config.smem_bytes(),
                 cluster: 1,
+                pdl: false,
             },
             checksum: DeviceBuffer::new(gpu, 8)?,
             hang,
