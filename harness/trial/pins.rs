@@ -113,9 +113,9 @@ const CURRENT: [(&str, &str); 4] = [
 
 /// The first runs of the trials past the seed (rung 9 and up, `beyond::`, `ladder::auto`), on two-GPU H200 hosts
 /// (`tools/h200-trials.sh`, one file per filter): deeab76 (rungs 9 and 10, their switches), c8e3b11 (stream-K on
-/// decode), f45a873 (stream-K on the last waves, the `auto` row). Where they refuted a hypothesis, the trial is
+/// decode), f45a873 (stream-K on the last waves, the `auto` row), da17df3 (programmatic dependent launch). Where they refuted a hypothesis, the trial is
 /// pinned from them and keeps the hypothesis beside the pin.
-const PAST_SEED: [(&str, &str); 10] = [
+const PAST_SEED: [(&str, &str); 11] = [
     (
         "deeab76/ablations-20261130T141442Z",
         include_str!("../../results/h200/deeab76/ablations-20261130T141442Z.json"),
@@ -155,6 +155,10 @@ const PAST_SEED: [(&str, &str); 10] = [
     (
         "f45a873/trials/runs/ablations-20261130T143223Z",
         include_str!("../../results/h200/f45a873/trials/runs/ablations-20261130T143223Z.json"),
+    ),
+    (
+        "da17df3/trials/runs/ablations-20261130T144749Z",
+        include_str!("../../results/h200/da17df3/trials/runs/ablations-20261130T144749Z.json"),
     ),
 ];
 
