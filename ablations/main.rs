@@ -426,7 +426,10 @@ fn any_m() -> Vec<GpuTrial> {
     out
 }
 
-/// What the bounded waits cost where the kernel is fastest (they are on in every trial).
+/// What the bounded waits cost where the kernel is fastest (they are on in every trial). The cost was 3.5-4.3% in
+/// every run from b9d1c9c to 8428745 (pinned "faster" then); the any-M and stream-K restructuring of the tile loop
+/// halved it (0.979 at b774589, 0.980 at 9c40536, a run that called it inconclusive on the band edge), so it is
+/// pinned as a ratio from the b774589 run.
 fn reliability() -> Vec<GpuTrial> {
     let top = Rung::top();
     let name = "reliability::bounded_wait_cost::square4096";
@@ -438,7 +441,9 @@ fn reliability() -> Vec<GpuTrial> {
             top.config().with_bounded_waits(false),
         ),
         "square4096",
-        pinned(name).refuting(
+        harness::trial::pins::pinned_after_stream_k(
+            name,
+            0.03,
             "no change (issue 5's design: a wait reads the clock only after a failed poll, so the fast path should cost nothing)",
         ),
     )]

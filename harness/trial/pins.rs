@@ -165,6 +165,31 @@ const PAST_SEED: [(&str, &str); 11] = [
 /// One run's estimate of a trial: (run, ratio, 95% interval low, high).
 type Estimate = (&'static str, f64, f64, f64);
 
+/// The first whole-suite run after the any-M and stream-K restructuring of the kernel's tile loop (commit b774589,
+/// two H200s): the pin of a trial whose measured effect that restructuring moved.
+const AFTER_STREAM_K: [(&str, &str); 1] = [(
+    "ablations-20261130T143838Z",
+    include_str!("../../results/h200/ablations-20261130T143838Z.json"),
+)];
+
+/// A ratio pinned from the b774589 whole-suite run (as `pinned_current_ratio`, within `floor` at least), for a
+/// trial whose effect the kernel's restructuring there moved; the earlier pin's runs are named beside it.
+pub fn pinned_after_stream_k(trial: &str, floor: f64, hypothesis: &str) -> Expectation {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let runs = estimates(PARSED.get_or_init(|| parse(&AFTER_STREAM_K)), trial);
+    assert!(
+        !runs.is_empty(),
+        "{trial}: the b774589 run does not hold it"
+    );
+    let before = current(trial)
+        .iter()
+        .map(|r| format!("{} {:.4}", r.0, r.1))
+        .collect::<Vec<_>>()
+        .join(", ");
+    pinned_ratio_from(&runs, floor)
+        .refuting(format!("{hypothesis}; before the restructuring: {before}"))
+}
+
 /// Each rounds-method reference run's estimate of a trial: (run, ratio, 95% interval).
 fn current(trial: &str) -> Vec<Estimate> {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
