@@ -19,6 +19,11 @@ pub const THROUGHPUT: &str = "throughput";
 /// Bytes of A, B and C each moved once, per second: the figure to hold against the memory floor when the
 /// weights are streamed (small M).
 pub const BANDWIDTH: &str = "effective bandwidth";
+/// The floor an effective bandwidth is held against: a device-to-device copy on the H200, 4.30 TB/s of reads
+/// and writes together (measured on these machines, ../shared/notes/beyond-the-seed.md). Streaming an 8192x8192
+/// fp16 weight (134 MB) at this rate takes 31 us.
+pub const COPY_FLOOR_TB_S: f64 = 4.30;
+
 /// Load-path kernels: bytes landed in shared memory per second.
 pub const FILL_RATE: &str = "shared-memory fill";
 
