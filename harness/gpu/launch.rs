@@ -66,35 +66,57 @@ pub struct LaunchShape {
     pub pdl: bool,
 }
 
+/// Builds the driver's launch configuration for `shape` and hands it to `f`. The cluster attribute is set when
+/// the shape has a cluster (always for an occupancy query, which needs the cluster size), PDL when asked for a
+/// launch.
+fn with_launch_config<R>(
+    gpu: &Gpu,
+    shape: LaunchShape,
+    occupancy_query: bool,
+    f: impl FnOnce(&sys::CUlaunchConfig) -> R,
+) -> R {
+    // SAFETY: CUlaunchAttribute is a plain C struct and union, valid when zeroed.
+    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+    let mut n = 0;
+    if shape.cluster > 1 || occupancy_query {
+        attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n].value.clusterDim.x = shape.cluster;
+        attrs[n].value.clusterDim.y = 1;
+        attrs[n].value.clusterDim.z = 1;
+        n += 1;
+    }
+    if shape.pdl && !occupancy_query {
+        attrs[n].id =
+            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n].value.programmaticStreamSerializationAllowed = 1;
+        n += 1;
+    }
+    let config = sys::CUlaunchConfig {
+        gridDimX: shape.grid,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: shape.block,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: shape.smem,
+        hStream: gpu.cu_stream(),
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: n as u32,
+    };
+    f(&config)
+}
+
 /// How many clusters of this launch's shape can be resident at once (the occupancy API's answer, which knows
 /// how the GPCs' SMs pair up into clusters).
 pub fn max_active_clusters(gpu: &Gpu, kernel: &Kernel, shape: LaunchShape) -> Result<u32> {
     let mut n: std::ffi::c_int = 0;
-    unsafe {
-        let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
-        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim.x = shape.cluster;
-        attr.value.clusterDim.y = 1;
-        attr.value.clusterDim.z = 1;
-        let config = sys::CUlaunchConfig {
-            gridDimX: shape.grid,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: shape.block,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: shape.smem,
-            hStream: gpu.cu_stream(),
-            attrs: &mut attr,
-            numAttrs: 1,
-        };
-        sys::cuOccupancyMaxActiveClusters(&mut n, kernel.function.cu_function(), &config)
-            .result()
-            .during(&format!(
-                "asking how many clusters of {} fit at once",
-                kernel.name
-            ))?;
-    }
+    with_launch_config(gpu, shape, true, |config| unsafe {
+        sys::cuOccupancyMaxActiveClusters(&mut n, kernel.function.cu_function(), config).result()
+    })
+    .during(&format!(
+        "asking how many clusters of {} fit at once",
+        kernel.name
+    ))?;
     if n <= 0 {
         return crate::error::config_err(format!(
             "{}: not one cluster of {} CTAs with {} B shared memory fits on this GPU",
@@ -114,39 +136,14 @@ pub unsafe fn launch(
     shape: LaunchShape,
     params: &mut [*mut c_void],
 ) -> Result<()> {
-    let mut attrs: [sys::CUlaunchAttribute; 2] = std::mem::zeroed();
-    let mut n = 0;
-    if shape.cluster > 1 {
-        attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attrs[n].value.clusterDim.x = shape.cluster;
-        attrs[n].value.clusterDim.y = 1;
-        attrs[n].value.clusterDim.z = 1;
-        n += 1;
-    }
-    if shape.pdl {
-        attrs[n].id =
-            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attrs[n].value.programmaticStreamSerializationAllowed = 1;
-        n += 1;
-    }
-    let config = sys::CUlaunchConfig {
-        gridDimX: shape.grid,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: shape.block,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: shape.smem,
-        hStream: gpu.cu_stream(),
-        attrs: attrs.as_mut_ptr(),
-        numAttrs: n as u32,
-    };
-    sys::cuLaunchKernelEx(
-        &config,
-        kernel.function.cu_function(),
-        params.as_mut_ptr(),
-        std::ptr::null_mut(),
-    )
-    .result()
+    with_launch_config(gpu, shape, false, |config| {
+        sys::cuLaunchKernelEx(
+            config,
+            kernel.function.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+        .result()
+    })
     .during(&format!("launching {}", kernel.name))
 }
