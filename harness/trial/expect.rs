@@ -78,6 +78,13 @@ impl Expectation {
             },
         }
     }
+    /// The same pinned expectation, with a note after what its reference runs measured.
+    pub fn noting(mut self, note: &str) -> Expectation {
+        if let Source::Pinned { measured, .. } = &mut self.source {
+            measured.push_str(note);
+        }
+        self
+    }
     /// The same expectation, recording the hypothesis its reference runs refuted.
     pub fn refuting(mut self, hypothesis: impl Into<String>) -> Expectation {
         if let Source::Pinned { refuted, .. } = &mut self.source {

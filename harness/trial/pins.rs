@@ -10,7 +10,7 @@
 //! The `replay::` CPU trials test the other direction: the committed runs must satisfy the current expectations.
 
 use crate::measure::stats::Verdict;
-use crate::trial::expect::{Expect, Expectation, Source};
+use crate::trial::expect::{Expect, Expectation};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -275,21 +275,13 @@ pub fn hypothesis_or_pinned(trial: &str, v: Verdict, hypothesis: &str, floor: f6
     let near_edge = !estimates.is_empty() && edge_distance(geomean, 0.02) < 0.015;
     match (confirmed, near_edge) {
         (true, false) => Expectation::hypothesis(Expect::Verdict(v), hypothesis),
-        (true, true) => match pinned_ratio_from(&estimates, floor) {
-            Expectation {
-                expect,
-                source: Source::Pinned { runs, measured, .. },
-            } => Expectation::pinned(
-                expect,
-                runs,
-                format!(
-                    "{measured}; the hypothesis held ({} ({hypothesis})) but within 1.5% of the band's edge",
-                    v.word()
-                ),
-            ),
-            other => other,
-        },
-        (false, _) => pinned_ratio_from(&estimates, floor).refuting(format!("{} ({hypothesis})", v.word())),
+        (true, true) => pinned_ratio_from(&estimates, floor).noting(&format!(
+            "; the hypothesis held ({} ({hypothesis})) but within 1.5% of the band's edge",
+            v.word()
+        )),
+        (false, _) => {
+            pinned_ratio_from(&estimates, floor).refuting(format!("{} ({hypothesis})", v.word()))
+        }
     }
 }
 
