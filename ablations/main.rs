@@ -691,6 +691,138 @@ fn pdl() -> Vec<GpuTrial> {
     .collect()
 }
 
+/// Small-M kernels past stream-K (ablations/HYPOTHESES.md H19-H21): swap-AB, an evict-first policy on the weights,
+/// and the weights' first ring lap loaded before the dependency wait; each against the kernel `auto` ran for that
+/// shape when the hypotheses were written, and swap-AB checked against cuBLAS where its tiles are partial.
+fn small_m() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{swap_ab_spec, DECODE_SPEC, SMALL_M_SPEC};
+    use harness::kernel::ladder::parse_spec;
+    let spec = |s: &str| parse_spec(s).expect("the small-M specs parse");
+    let with = |base: &str, change: &str| {
+        format!(
+            "{base}{}{change}",
+            if base.contains(':') { "," } else { ":" }
+        )
+    };
+    let swap = [
+        ("decode_m1", Verdict::Faster),
+        ("decode_m8", Verdict::Faster),
+        ("decode_m64", Verdict::Faster),
+        ("decode_m128", Verdict::NoChange),
+    ]
+    .into_iter()
+    .map(move |(s, v)| {
+        let name = format!("beyond::swap_ab::{s}");
+        let why = match v {
+            Verdict::NoChange => "no change at M = 128: n = 128 moves the same bytes and MMAs, transposed",
+            _ => {
+                "faster: a third of every stage is a 64-row activation tile holding 1 to 64 real rows; swapped, \
+                 a stage is 16 KB of weights and 0.25-2 KB of tokens"
+            }
+        };
+        let candidate = swap_ab_spec(shape(s).m);
+        configs(
+            &name,
+            (SMALL_M_SPEC, spec(SMALL_M_SPEC)),
+            (&candidate, spec(&candidate)),
+            s,
+            past(&name, v, &format!("ablations/HYPOTHESES.md H19: {why}")),
+        )
+    });
+    let swap_correct = [
+        ("decode_m1", DType::F16),
+        ("decode_m16", DType::BF16),
+        ("decode_m128", DType::F16),
+        ("tokens_777", DType::BF16),
+        ("square1000", DType::F16),
+    ]
+    .into_iter()
+    .map(|(s, dtype)| {
+        let candidate = swap_ab_spec(shape(s).m);
+        correct(
+            &format!("beyond::swap_ab_correct::{}::{s}", dtype.name()),
+            VariantSpec::gemm(candidate.clone(), spec(&candidate)),
+            s,
+            dtype,
+        )
+    });
+    // A token tile wider than the tokens (32 of 64): the transposed epilogue's column bound.
+    let partial_tokens = {
+        let candidate = swap_ab_spec(64);
+        correct(
+            "beyond::swap_ab_correct::fp16::partial_token_tile::decode_m32",
+            VariantSpec::gemm(candidate.clone(), spec(&candidate)),
+            "decode_m32",
+            DType::F16,
+        )
+    };
+    let evict = [
+        ("decode_m1", SMALL_M_SPEC, Verdict::Faster, "faster by 2-5% at M <= 64"),
+        ("decode_m64", SMALL_M_SPEC, Verdict::Faster, "faster by 2-5% at M <= 64"),
+        ("decode_attn_out", DECODE_SPEC, Verdict::NoChange, "no change at M = 256"),
+    ]
+    .into_iter()
+    .map(move |(s, base, v, why)| {
+        let name = format!("beyond::evict_first::{s}");
+        configs(
+            &name,
+            (base, spec(base)),
+            (
+                &with(base, "evict_first=1"),
+                GemmConfig {
+                    evict_first: true,
+                    ..spec(base)
+                },
+            ),
+            s,
+            past(
+                &name,
+                v,
+                &format!("ablations/HYPOTHESES.md H20: {why}: weights are read once, keeping them out of L2 leaves it to the activations"),
+            ),
+        )
+    });
+    let early = [
+        ("decode_m1", SMALL_M_SPEC, Verdict::Faster, "faster by 3-6% at M <= 128"),
+        ("decode_m64", SMALL_M_SPEC, Verdict::Faster, "faster by 3-6% at M <= 128"),
+        ("decode_m128", SMALL_M_SPEC, Verdict::Faster, "faster by 3-6% at M <= 128"),
+        ("square4096", "rung10", Verdict::NoChange, "no change on square4096"),
+    ]
+    .into_iter()
+    .map(move |(s, base, v, why)| {
+        let name = format!("beyond::early_weights::{s}");
+        let with_pdl = GemmConfig {
+            pdl: true,
+            ..spec(base)
+        };
+        configs(
+            &name,
+            (&with(base, "pdl=1"), with_pdl.clone()),
+            (
+                &with(base, "pdl=1,early_weights=1"),
+                GemmConfig {
+                    early_weights: true,
+                    ..with_pdl
+                },
+            ),
+            s,
+            past(
+                &name,
+                v,
+                &format!(
+                    "ablations/HYPOTHESES.md H21: {why}: 8 stages of weights on 132 SMs (17 MB, about 4 us at copy \
+                     speed) overlap the previous kernel's tail instead of following it"
+                ),
+            ),
+        )
+    });
+    swap.chain(swap_correct)
+        .chain([partial_tokens])
+        .chain(evict)
+        .chain(early)
+        .collect()
+}
+
 fn gpu_trials() -> Vec<GpuTrial> {
     [
         reference_and_dtypes(),
@@ -700,6 +832,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
         past_seed(),
         auto_correct(),
         pdl(),
+        small_m(),
         isolation(),
         switches(),
         reliability(),

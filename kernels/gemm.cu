@@ -16,6 +16,11 @@
 //                     every thread waits for it (griddepcontrol.wait) before its first global memory access
 //   STREAM_K          0: whole tiles round robin; 1: every tile's k-blocks shared evenly by the clusters (stream-K);
 //                     2: whole tiles, then the last partial wave plus one full wave shared as in 1 (hybrid)
+//   SWAP_AB           1: the host computes C^T = B A^T: the weights (B) are this kernel's A operand, filling wgmma's
+//                     64-row side, the tokens its B operand (BN = 8..256), and the direct epilogue stores transposed
+//   EVICT_FIRST       1: the weights' TMA loads carry an L2 evict-first policy (read once, they leave L2 first)
+//   EARLY_WEIGHTS     1 (with PDL): the first ring lap's weights are loaded before griddepcontrol.wait; weights are
+//                     read-only in a server, the activations, output and workspace still wait for the previous kernel
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
 // maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;
@@ -155,22 +160,45 @@ __device__ __forceinline__ void add_partial(float (&acc)[WG_ATOMS][BN / 2], cons
 }
 #endif
 
-// Loads one k-block of A (BM rows) and B (BN rows, or this CTA's half of them when multicast) into stage s.
-__device__ __forceinline__ void load_stage(const TmaDesc* tmA, const TmaDesc* tmB, u32 stage_addr, u32 bar, int m_row,
-                                           int n_col, int k0, u32 rank) {
+// The weights are B, or A when the host swapped the operands (SWAP_AB); EVICT_FIRST puts an L2 policy on their loads.
+
+// Loads one k-block of A (BM rows) into stage s.
+__device__ __forceinline__ void load_a(const TmaDesc* tmA, u32 stage_addr, u32 bar, int m_row, int k0, u64 policy) {
+  (void)policy;
 #if SWIZZLE
-  tma_load_2d(stage_addr, tmA, bar, k0, m_row);
-#if CLUSTER_M > 1
-  const int half = BN / CLUSTER_M;
-  tma_load_2d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, k0, n_col + rank * half,
-                        (u16)((1 << CLUSTER_M) - 1));
+#if EVICT_FIRST && SWAP_AB
+  tma_load_2d_hint(stage_addr, tmA, bar, k0, m_row, policy);
 #else
-  tma_load_2d(stage_addr + A_STAGE_BYTES, tmB, bar, k0, n_col);
+  tma_load_2d(stage_addr, tmA, bar, k0, m_row);
 #endif
 #else
   // Core-matrix layout through a 4-D map {8 elements, 8 rows, K/8 slices, rows/8 groups}: each 8-row group holds
   // its K slices side by side, so a contiguous range of groups is a contiguous range of rows.
   tma_load_4d(stage_addr, tmA, bar, 0, 0, k0 / 8, m_row / 8);
+#endif
+}
+
+// Loads one k-block of B (BN rows, or this CTA's half of them when multicast) into stage s.
+__device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 bar, int n_col, int k0, u32 rank,
+                                       u64 policy) {
+  (void)policy;
+  (void)rank;
+#if SWIZZLE
+#if CLUSTER_M > 1
+  const int half = BN / CLUSTER_M;
+#if EVICT_FIRST && !SWAP_AB
+  tma_load_2d_multicast_hint(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, k0, n_col + rank * half,
+                             (u16)((1 << CLUSTER_M) - 1), policy);
+#else
+  tma_load_2d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, k0, n_col + rank * half,
+                        (u16)((1 << CLUSTER_M) - 1));
+#endif
+#elif EVICT_FIRST && !SWAP_AB
+  tma_load_2d_hint(stage_addr + A_STAGE_BYTES, tmB, bar, k0, n_col, policy);
+#else
+  tma_load_2d(stage_addr + A_STAGE_BYTES, tmB, bar, k0, n_col);
+#endif
+#else
 #if CLUSTER_M > 1
   const int half = BN / CLUSTER_M;
   tma_load_4d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, 0, 0, k0 / 8,
@@ -181,27 +209,43 @@ __device__ __forceinline__ void load_stage(const TmaDesc* tmA, const TmaDesc* tm
 #endif
 }
 
+// The half of a stage that is the weights, or the other half (EARLY_WEIGHTS issues them apart).
+__device__ __forceinline__ void load_part(bool weights, const TmaDesc* tmA, const TmaDesc* tmB, u32 stage_addr, u32 bar,
+                                          int m_row, int n_col, int k0, u32 rank, u64 policy) {
+  if (weights == (bool)SWAP_AB)
+    load_a(tmA, stage_addr, bar, m_row, k0, policy);
+  else
+    load_b(tmB, stage_addr, bar, n_col, k0, rank, policy);
+}
+
 // Producer side of one ring position: claim the bytes on the full barrier, then issue the loads.
 // STAGE_BYTES is every box in full even when a box reaches past M, N or K: TMA writes the whole bounding box into
 // shared memory, the elements outside the tensor set to zero (PTX ISA 5.5.3.3, "Out of Boundary Access"), and
 // cp.async.bulk.tensor completes the transaction with the amount of data copied into shared memory. CUTLASS's
 // sm90 mainloops rely on the same: their TmaTransactionBytes is the shared-memory tile size, whatever the shape.
 __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tmB, u32 stages, u32 full_bar, u32 pos,
-                                           int m_row, int n_col, int kb, u32 rank) {
+                                           int m_row, int n_col, int kb, u32 rank, u64 policy, bool weights_loaded) {
   const u32 s = pos % STAGES;
+  const u32 stage_addr = stages + s * STAGE_BYTES, bar = full_bar + 8 * s;
+  if (weights_loaded) {
+    // EARLY_WEIGHTS: the barrier has claimed the whole stage and the weights are on their way; the rest follows.
+    load_part(false, tmA, tmB, stage_addr, bar, m_row, n_col, kb * TILE_K, rank, policy);
+    return;
+  }
 #if !MAINLOOP_LOADS
   // MMA-only isolation: the first lap loads real data, later laps reuse what is resident.
   if (pos >= STAGES) {
-    mbar_arrive(full_bar + 8 * s);
+    mbar_arrive(bar);
     return;
   }
 #endif
 #if FAULT_NO_EXPECT_TX
-  mbar_arrive(full_bar + 8 * s);
+  mbar_arrive(bar);
 #else
-  mbar_arrive_expect_tx(full_bar + 8 * s, STAGE_BYTES);
+  mbar_arrive_expect_tx(bar, STAGE_BYTES);
 #endif
-  load_stage(tmA, tmB, stages + s * STAGE_BYTES, full_bar + 8 * s, m_row, n_col, kb * TILE_K, rank);
+  load_a(tmA, stage_addr, bar, m_row, kb * TILE_K, policy);
+  load_b(tmB, stage_addr, bar, n_col, kb * TILE_K, rank, policy);
 }
 
 // One k-block of MMAs for one consumer warpgroup: TILE_K/16 steps, WG_ATOMS m64 row blocks each.
@@ -218,8 +262,16 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 st
       const u32 scale_d = (accumulate || kk > 0) ? 1u : 0u;
 #if BN == 256
       wgmma_m64n256k16(acc[a], da, db, scale_d);
-#else
+#elif BN == 128
       wgmma_m64n128k16(acc[a], da, db, scale_d);
+#elif BN == 64
+      wgmma_m64n64k16(acc[a], da, db, scale_d);
+#elif BN == 32
+      wgmma_m64n32k16(acc[a], da, db, scale_d);
+#elif BN == 16
+      wgmma_m64n16k16(acc[a], da, db, scale_d);
+#else
+      wgmma_m64n8k16(acc[a], da, db, scale_d);
 #endif
     }
   }
@@ -234,6 +286,23 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 st
 __device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], u16* C, int ldc, int rows, int cols,
                                                 int row0, int col0) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#if SWAP_AB
+  // The tile is a tile of C^T: element (r, c) is C's (c, r). Rows here are C's columns (N, a multiple of 8) and
+  // columns are C's rows (the tokens); eight lanes with consecutive r write 16 contiguous bytes of one C row.
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++) {
+    const int r = row0 + a * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) {
+      const int c = col0 + j * 8 + 2 * (lane % 4);
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        const int rr = r + (e / 2) * 8, cc = c + e % 2;
+        if (rr < rows && cc < cols) C[(size_t)cc * ldc + rr] = (u16)(pack2(acc[a][4 * j + e], 0.f) & 0xFFFF);
+      }
+    }
+  }
+#else
 #pragma unroll
   for (int a = 0; a < WG_ATOMS; a++) {
     const int r = row0 + a * 64 + warp * 16 + lane / 4;
@@ -245,6 +314,7 @@ __device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], 
       if (r + 8 < rows) *(u32*)(C + (size_t)(r + 8) * ldc + c) = pack2(acc[a][4 * j + 2], acc[a][4 * j + 3]);
     }
   }
+#endif
 }
 
 // Where the direct epilogue of the tile at (row0, col0) may store: rows before M, columns before N; the faults move
@@ -358,9 +428,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   __syncthreads();
 #endif
 #if PDL
-  // Barriers are initialised; from here on global memory is read and written.
-  grid_dependency_wait();
-  launch_dependents();
+  // Barriers are initialised; from here on global memory is read and written (EARLY_WEIGHTS: the producer thread
+  // loads the first lap's weights first and waits in its own branch).
+  if (!(EARLY_WEIGHTS && threadIdx.x == 0)) {
+    grid_dependency_wait();
+    launch_dependents();
+  }
 #endif
 
 #if WARP_SPECIALIZED
@@ -370,8 +443,32 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     setmaxnreg_dec<PRODUCER_REGS>();
 #endif
     if (threadIdx.x == 0) {
+#if EVICT_FIRST
+      const u64 policy = l2_evict_first_policy();
+#else
+      const u64 policy = 0;
+#endif
       u32 pos = 0;
       Work w;
+#if EARLY_WEIGHTS
+      // The first lap's weights, before waiting for the previous kernel (the other threads wait above): each
+      // stage's barrier claims the whole stage now, its other half is loaded below.
+      u32 early = 0;
+      for (int i = 0; early < STAGES && work_item(i, cluster_id, num_clusters, num_tiles, k_blocks, w); i++) {
+        int tm, tn;
+        tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
+        const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+        for (int kb = w.k_begin; kb < w.k_end && early < STAGES; kb++, early++) {
+          mbar_arrive_expect_tx(full_bar + 8 * early, STAGE_BYTES);
+          load_part(true, &tmA, &tmB, stages + early * STAGE_BYTES, full_bar + 8 * early, m_row, n_col, kb * TILE_K,
+                    rank, policy);
+        }
+      }
+      grid_dependency_wait();
+      launch_dependents();
+#else
+      const u32 early = 0;
+#endif
       for (int i = 0; work_item(i, cluster_id, num_clusters, num_tiles, k_blocks, w); i++) {
         int tm, tn;
         tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
@@ -384,7 +481,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
           mbar_wait(empty_bar + 8 * s, (lap & 1) ^ 1, STAGE_SITE(ROLE_PRODUCER, BAR_EMPTY, s), rec);
 #endif
-          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, kb, rank);
+          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, kb, rank, policy, pos < early);
         }
       }
     }
@@ -530,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
     const int m_row = tm * BM, n_col = tn * BN;
     if (threadIdx.x == 0) {
-      for (int kb = 0; kb < STAGES && kb < k_blocks; kb++) fill_stage(&tmA, &tmB, stages, full_bar, kb, m_row, n_col, kb, 0);
+      for (int kb = 0; kb < STAGES && kb < k_blocks; kb++) fill_stage(&tmA, &tmB, stages, full_bar, kb, m_row, n_col, kb, 0, 0, false);
     }
     for (int kb = 0; kb < k_blocks; kb++) {
       const u32 s = kb % STAGES;
@@ -541,7 +638,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (done >= 0 && done + STAGES < k_blocks) {
         // Every warp's MMAs on that stage are complete before it is overwritten.
         named_barrier(1, 128);
-        if (threadIdx.x == 0) fill_stage(&tmA, &tmB, stages, full_bar, done + STAGES, m_row, n_col, done + STAGES, 0);
+        if (threadIdx.x == 0) fill_stage(&tmA, &tmB, stages, full_bar, done + STAGES, m_row, n_col, done + STAGES, 0, 0, false);
       }
     }
     wgmma_wait<0>();

@@ -138,6 +138,16 @@ pub struct GemmConfig {
     /// finishes, and the kernel waits for it before touching global memory.
     #[serde(default)]
     pub pdl: bool,
+    /// Swap-AB: the host computes C^T = B A^T, so the weights fill wgmma's 64-row side and the tokens are its
+    /// n-side (`bn` = 8..256); the direct epilogue stores the tile transposed.
+    #[serde(default)]
+    pub swap_ab: bool,
+    /// The weights' TMA loads carry an L2 evict-first policy.
+    #[serde(default)]
+    pub evict_first: bool,
+    /// With `pdl`: the first ring lap's weights are loaded before waiting for the previous kernel.
+    #[serde(default)]
+    pub early_weights: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -221,8 +231,25 @@ impl GemmConfig {
                 self.tile_k
             ));
         }
-        if !matches!(self.bn, 128 | 256) {
-            return config_err(format!("tile width bn must be 128 or 256, got {}", self.bn));
+        if !matches!(self.bn, 8 | 16 | 32 | 64 | 128 | 256) {
+            return config_err(format!(
+                "tile width bn must be 8, 16, 32, 64, 128 or 256 (a wgmma n-size), got {}",
+                self.bn
+            ));
+        }
+        if self.bn < 128 && self.epilogue_tma {
+            return config_err(format!(
+                "a tile {} wide needs epilogue=direct: the TMA epilogue stores 64x64 chunks of 128- or 256-wide tiles",
+                self.bn
+            ));
+        }
+        if !(self.bn / self.cluster_m).is_multiple_of(8) {
+            return config_err(format!(
+                "each CTA of a {}-CTA cluster loads bn / {} = {} rows of B: it must be a multiple of 8 (one swizzle atom)",
+                self.cluster_m,
+                self.cluster_m,
+                self.bn / self.cluster_m
+            ));
         }
         if !matches!(self.wg_m, 64 | 128) {
             return config_err(format!(
@@ -310,6 +337,32 @@ impl GemmConfig {
                 "stream-K shares tiles between persistent CTAs: it needs warp specialization, a persistent grid and no ping-pong",
             );
         }
+        if self.swap_ab {
+            if self.epilogue_tma {
+                return config_err(
+                    "swap_ab stores the tile transposed from registers: it needs epilogue=direct",
+                );
+            }
+            if matches!(self.fault, Some(Fault::OobStore | Fault::NoColumnGuard)) {
+                return config_err("the out-of-bounds store faults move or unbound the unswapped tile: not with swap_ab");
+            }
+        }
+        if self.evict_first && self.swizzle == Swizzle::None {
+            return config_err(
+                "evict_first is built on the swizzled layouts' 2-D loads: it needs a swizzle",
+            );
+        }
+        if self.early_weights
+            && (!self.pdl
+                || !self.warp_specialized
+                || !self.mainloop_loads
+                || !self.mainloop_mma
+                || self.fault.is_some())
+        {
+            return config_err(
+                "early_weights loads weights before the dependency wait of pdl=1: it needs pdl, warp specialization, both isolation switches on and no fault",
+            );
+        }
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");
         }
@@ -346,6 +399,7 @@ impl GemmConfig {
         }
         // The kernel's coordinates are 32-bit: the last tile's far edge (M, N and K rounded up to whole tiles)
         // and the tile count must fit.
+        let shape = &self.kernel_shape(shape);
         let rows_per_tile = (self.bm() * self.cluster_m) as usize;
         let reach = [
             shape.m.div_ceil(rows_per_tile) * rows_per_tile,
@@ -363,12 +417,24 @@ impl GemmConfig {
         Ok(())
     }
 
-    /// Tile rows along M in units the scheduler walks (a cluster's rows), a partial last one included.
+    /// The problem the kernel computes: this one, or with swap-AB its transpose (M and N exchanged: the kernel's
+    /// rows are the weights' rows, its columns the tokens).
+    pub fn kernel_shape(&self, shape: &Shape) -> Shape {
+        if self.swap_ab {
+            Shape::new(&shape.name, shape.n, shape.m, shape.k)
+        } else {
+            shape.clone()
+        }
+    }
+
+    /// Tile rows along the kernel's M in units the scheduler walks (a cluster's rows), a partial last one included.
     pub fn tile_rows(&self, shape: &Shape) -> u32 {
+        let shape = &self.kernel_shape(shape);
         shape.m.div_ceil((self.bm() * self.cluster_m) as usize) as u32
     }
-    /// Tile columns along N, a partial last one included.
+    /// Tile columns along the kernel's N, a partial last one included.
     pub fn tile_cols(&self, shape: &Shape) -> u32 {
+        let shape = &self.kernel_shape(shape);
         shape.n.div_ceil(self.bn as usize) as u32
     }
     /// k-blocks along K, a partial last one included (its tail is loaded as zeros).
@@ -383,7 +449,7 @@ impl GemmConfig {
             Raster::Group(g) if !rows.is_multiple_of(g) => config_err(format!(
                 "{}: raster group {g} does not divide the {rows} tile rows of M = {} (tile {} rows, a partial last one counted): choose a divisor of {rows}, or upto{g}",
                 shape.name,
-                shape.m,
+                self.kernel_shape(shape).m,
                 self.bm() * self.cluster_m
             )),
             Raster::Group(g) => Ok(g),

@@ -50,6 +50,26 @@ pub fn auto_variant(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
     (format!("auto={spec}"), config)
 }
 
+/// `auto`'s kernel for M <= 128 up to this session (64x128 tiles, stream-K): the baseline of the small-M trials
+/// (H18-H21), named here so that those trials keep measuring the kernel their hypotheses were written about.
+pub const SMALL_M_SPEC: &str = "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn=128,stages=8";
+
+/// `auto`'s kernel for 128 < M <= 256 under one wave of tiles (the decode shapes), named for the same reason.
+pub const DECODE_SPEC: &str = "rung10:streamk=1,bn=128,stages=6";
+
+/// Swap-AB for M tokens (H19): 128 weight rows a tile as in `SMALL_M_SPEC`, the tokens the smallest wgmma n-size
+/// that holds them (at most 128, in 128-token tiles beyond), stream-K over every tile, 8 stages (6 at n = 128), the
+/// transposed direct epilogue.
+pub fn swap_ab_spec(m: usize) -> String {
+    let n = [8usize, 16, 32, 64, 128]
+        .into_iter()
+        .find(|&n| n >= m)
+        .unwrap_or(128);
+    // 8 stages of 16 KB of weights as in SMALL_M_SPEC; at n = 128 a stage is 32 KB and 6 is what fits.
+    let stages = if n == 128 { 6 } else { 8 };
+    format!("rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn={n},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1")
+}
+
 /// The H200's SM count: `auto` resolved before a GPU is opened (trial lists, spec checks) assumes it.
 pub const H200_SMS: u32 = 132;
 
@@ -64,6 +84,25 @@ mod tests {
         let small = "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn=128,stages=8";
         assert_eq!(pick(&shape("decode_m1")), small);
         assert_eq!(pick(&shape("decode_m128")), small);
+        assert_eq!(small, SMALL_M_SPEC);
+        // Swap-AB's token tile: the smallest n-size that holds M, 128-token tiles past it.
+        assert!(swap_ab_spec(1).contains("bn=8,"));
+        assert!(swap_ab_spec(9).contains("bn=16,"));
+        assert!(swap_ab_spec(64).contains("bn=64,"));
+        assert!(swap_ab_spec(777).contains("bn=128,"));
+        for s in [
+            "decode_m1",
+            "decode_m16",
+            "decode_m128",
+            "tokens_777",
+            "square1000",
+        ] {
+            let s = shape(s);
+            parse_spec(&swap_ab_spec(s.m))
+                .unwrap()
+                .validate_shape(&s)
+                .unwrap_or_else(|e| panic!("swap-AB on {}: {e}", s.name));
+        }
         // M = 256: 32-40 cluster tiles for 66 clusters, or 112.
         for s in ["decode_attn_out", "decode_qkv", "decode_mlp_down"] {
             assert_eq!(pick(&shape(s)), "rung10:streamk=1,bn=128,stages=6", "{s}");

@@ -113,6 +113,9 @@ impl Rung {
             ctas: 0,
             stream_k: 0,
             pdl: false,
+            swap_ab: false,
+            evict_first: false,
+            early_weights: false,
         };
         match self {
             Rung::KLoop => base,

@@ -123,7 +123,7 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "bn",
         define: Some("BN"),
-        doc: "tile width (128 or 256)",
+        doc: "tile width: 128 or 256; 8, 16, 32 or 64 with epilogue=direct (swap-AB's token tiles)",
         value: |c| c.bn,
         set: |c, v| assign(&mut c.bn, number("bn", v)),
     },
@@ -203,6 +203,27 @@ pub const SWITCHES: &[Switch] = &[
         doc: "1: programmatic dependent launch: set-up overlaps the previous kernel in the stream, global memory waits for it (0/1)",
         value: |c| u32::from(c.pdl),
         set: |c, v| assign(&mut c.pdl, flag("pdl", v)),
+    },
+    Switch {
+        key: "swap_ab",
+        define: Some("SWAP_AB"),
+        doc: "computes C^T = B A^T: the weights fill wgmma's 64-row side, the tokens are the n-size bn = 8..256; needs epilogue=direct (0/1)",
+        value: |c| u32::from(c.swap_ab),
+        set: |c, v| assign(&mut c.swap_ab, flag("swap_ab", v)),
+    },
+    Switch {
+        key: "evict_first",
+        define: Some("EVICT_FIRST"),
+        doc: "the weights' TMA loads carry an L2 evict-first policy (0/1)",
+        value: |c| u32::from(c.evict_first),
+        set: |c, v| assign(&mut c.evict_first, flag("evict_first", v)),
+    },
+    Switch {
+        key: "early_weights",
+        define: Some("EARLY_WEIGHTS"),
+        doc: "with pdl=1: the first ring lap's weights are loaded before waiting for the previous kernel (weights read-only) (0/1)",
+        value: |c| u32::from(c.early_weights),
+        set: |c, v| assign(&mut c.early_weights, flag("early_weights", v)),
     },
     Switch {
         key: "persistent",

@@ -49,9 +49,17 @@ impl<'a> GemmKernel<'a> {
         let compiled = compile::compile(label, &source::gemm_program(config, operands.dtype))?;
         let kernel = Kernel::load(gpu, &compiled, "gemm_kernel")?;
         kernel.set_dynamic_smem(gpu, config.smem_bytes())?;
-        let a_params = tma::operand(shape.m, shape.k, config.bm(), config.tile_k, config.swizzle)?;
+        // The kernel's A and B: the problem's, or with swap-AB its B (the weights) and A (the tokens).
+        let kernel_shape = config.kernel_shape(shape);
+        let a_params = tma::operand(
+            kernel_shape.m,
+            shape.k,
+            config.bm(),
+            config.tile_k,
+            config.swizzle,
+        )?;
         let b_params = tma::operand(
-            shape.n,
+            kernel_shape.n,
             shape.k,
             config.bn / config.cluster_m,
             config.tile_k,
@@ -62,9 +70,14 @@ impl<'a> GemmKernel<'a> {
             .sets
             .iter()
             .map(|s| -> Result<[TmaDesc; 3]> {
+                let (a, b) = if config.swap_ab {
+                    (s.b.ptr(), s.a.ptr())
+                } else {
+                    (s.a.ptr(), s.b.ptr())
+                };
                 Ok([
-                    tma::encode(&a_params, s.a.ptr(), operands.dtype)?,
-                    tma::encode(&b_params, s.b.ptr(), operands.dtype)?,
+                    tma::encode(&a_params, a, operands.dtype)?,
+                    tma::encode(&b_params, b, operands.dtype)?,
                     tma::encode(&c_params, s.c(), operands.dtype)?,
                 ])
             })
@@ -106,7 +119,8 @@ impl GemmKernel<'_> {
     /// Enqueues one GEMM on operand set `set`'s A and B, writing C to `c` with rows `ldc` elements apart through
     /// the C tensor map `map` (the direct epilogue uses `c` and `ldc`, the TMA epilogue the map).
     fn enqueue(&self, gpu: &Gpu, set: usize, map: TmaDesc, c: u64, ldc: usize) -> Result<()> {
-        let shape = &self.operands.shape;
+        // The kernel's M and N (exchanged under swap-AB); C and its row stride stay the problem's.
+        let shape = &self.config.kernel_shape(&self.operands.shape);
         let [mut ta, mut tb, _] = self.maps[set];
         let (mut tc, mut c, mut ldc) = (map, c, ldc as i32);
         let (mut m, mut n, mut k, mut raster) =
