@@ -816,10 +816,52 @@ fn small_m() -> Vec<GpuTrial> {
             ),
         )
     });
+    // H22: the same 128 KB of weights in flight as 4 stages of 128-wide k-blocks (two boxes each).
+    let wide = ["decode_m1", "decode_m64"].into_iter().map(move |s| {
+        let name = format!("beyond::wide_k::{s}");
+        let base = with(&swap_ab_spec(shape(s).m), "evict_first=1");
+        let cand = with(&base, "tile_k=128,stages=4");
+        configs(
+            &name,
+            (&base, spec(&base)),
+            (&cand, spec(&cand)),
+            s,
+            past(
+                &name,
+                Verdict::Faster,
+                "ablations/HYPOTHESES.md H22: faster by 3-8%: each weight row requested 256 contiguous bytes at a time \
+                 instead of 128, so a DRAM page opened for one read serves the next",
+            ),
+        )
+    });
+    // Several boxes per stage, at a partial k-block (K = 1000) and through the 2x1 cluster's multicast.
+    let wide_correct = [
+        (
+            with(&swap_ab_spec(1000), "tile_k=128,stages=4"),
+            "square1000",
+            DType::F16,
+        ),
+        (
+            "rung10:bn=128,tile_k=128,stages=2".to_string(),
+            "tokens_777",
+            DType::BF16,
+        ),
+    ]
+    .into_iter()
+    .map(move |(v, s, dtype)| {
+        correct(
+            &format!("beyond::wide_k_correct::{}::{s}", dtype.name()),
+            VariantSpec::gemm(v.clone(), spec(&v)),
+            s,
+            dtype,
+        )
+    });
     swap.chain(swap_correct)
         .chain([partial_tokens])
         .chain(evict)
         .chain(early)
+        .chain(wide)
+        .chain(wide_correct)
         .collect()
 }
 

@@ -177,7 +177,10 @@ fn invalid_switch_combinations_name_the_rule() {
         .config()
         .with_swizzle(Swizzle::B128, 16)
         .validate())
-    .contains("needs tile_k = 64"));
+    .contains("needs tile_k to be a multiple of 64"));
+    // Several spans per stage are several boxes, at most four.
+    assert_eq!(Rung::Swizzle128.config().with_tile_k(256).k_boxes(), 4);
+    assert!(err(Rung::Swizzle128.config().with_tile_k(320).validate()).contains("at most 4"));
     assert!(err(Rung::TwoConsumers.config().with_pingpong(true).validate()).contains("persistent"));
     let wide = crate::kernel::config::GemmConfig {
         wg_m: 128,

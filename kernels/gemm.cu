@@ -4,7 +4,8 @@
 // Every ladder step is a compile-time switch, declared in harness/kernel/switches.rs (its defines come first):
 //   STAGES            shared-memory ring depth (rung 1: 1, a single buffer)
 //   WARP_SPECIALIZED  a producer warpgroup issues TMA, consumer warpgroups issue wgmma
-//   SWIZZLE, TILE_K   shared-memory layout: 0 = core-matrix layout (8-row x 16-byte blocks), or 32/64/128-byte swizzle
+//   SWIZZLE, TILE_K   shared-memory layout: 0 = core-matrix layout (8-row x 16-byte blocks), or 32/64/128-byte swizzle;
+//                     k-depth of a stage (swizzled: one or more swizzle spans, a TMA box each)
 //   EPILOGUE_TMA      accumulators staged in shared memory and written by TMA stores
 //   CLUSTER_M         2: a 2x1 cluster; the B tile is split between the two CTAs and multicast to both
 //   CONSUMERS, WG_M, BN, SETMAXNREG   consumer warpgroups, rows each one owns, tile width, register rebalancing
@@ -40,8 +41,12 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 
 // The operand layout's descriptor fields (DESC_LBO, DESC_SBO, DESC_LAYOUT) and the k16 step (K16_STEP_BYTES)
 // come from harness/kernel/config.rs (OperandLayout), where they are tested against the layouts verified on the H200.
-// Both layouts keep row r of an operand tile at byte r * TILE_K * 2 (in 8-row groups for the core-matrix one).
-#define ROW_BYTES (TILE_K * 2)
+// Both layouts keep row r of an operand tile at byte r * ROW_BYTES (in 8-row groups for the core-matrix one). A
+// swizzled k-block wider than one swizzle span is K_BOXES boxes side by side along K, each BM (or BN) rows of one
+// span: more contiguous bytes of every row are requested at once.
+#define K_BOXES (SWIZZLE ? TILE_K * 2 / SWIZZLE : 1)
+#define ROW_BYTES (TILE_K * 2 / K_BOXES)
+#define K16_PER_BOX (TILE_K / 16 / K_BOXES)
 
 // Epilogue-only isolation (neither loads nor MMAs) skips the mainloop altogether.
 #if MAINLOOP_LOADS || MAINLOOP_MMA
@@ -166,11 +171,14 @@ __device__ __forceinline__ void add_partial(float (&acc)[WG_ATOMS][BN / 2], cons
 __device__ __forceinline__ void load_a(const TmaDesc* tmA, u32 stage_addr, u32 bar, int m_row, int k0, u64 policy) {
   (void)policy;
 #if SWIZZLE
+#pragma unroll
+  for (int i = 0; i < K_BOXES; i++) {
 #if EVICT_FIRST && SWAP_AB
-  tma_load_2d_hint(stage_addr, tmA, bar, k0, m_row, policy);
+    tma_load_2d_hint(stage_addr + i * BM * ROW_BYTES, tmA, bar, k0 + i * (ROW_BYTES / 2), m_row, policy);
 #else
-  tma_load_2d(stage_addr, tmA, bar, k0, m_row);
+    tma_load_2d(stage_addr + i * BM * ROW_BYTES, tmA, bar, k0 + i * (ROW_BYTES / 2), m_row);
 #endif
+  }
 #else
   // Core-matrix layout through a 4-D map {8 elements, 8 rows, K/8 slices, rows/8 groups}: each 8-row group holds
   // its K slices side by side, so a contiguous range of groups is a contiguous range of rows.
@@ -184,20 +192,24 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
   (void)policy;
   (void)rank;
 #if SWIZZLE
+#pragma unroll
+  for (int i = 0; i < K_BOXES; i++) {
+    const u32 box = stage_addr + A_STAGE_BYTES + i * BN * ROW_BYTES;
+    const int k = k0 + i * (ROW_BYTES / 2);
 #if CLUSTER_M > 1
-  const int half = BN / CLUSTER_M;
+    const int half = BN / CLUSTER_M;
 #if EVICT_FIRST && !SWAP_AB
-  tma_load_2d_multicast_hint(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, k0, n_col + rank * half,
-                             (u16)((1 << CLUSTER_M) - 1), policy);
+    tma_load_2d_multicast_hint(box + rank * half * ROW_BYTES, tmB, bar, k, n_col + rank * half,
+                               (u16)((1 << CLUSTER_M) - 1), policy);
 #else
-  tma_load_2d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, k0, n_col + rank * half,
-                        (u16)((1 << CLUSTER_M) - 1));
+    tma_load_2d_multicast(box + rank * half * ROW_BYTES, tmB, bar, k, n_col + rank * half, (u16)((1 << CLUSTER_M) - 1));
 #endif
 #elif EVICT_FIRST && !SWAP_AB
-  tma_load_2d_hint(stage_addr + A_STAGE_BYTES, tmB, bar, k0, n_col, policy);
+    tma_load_2d_hint(box, tmB, bar, k, n_col, policy);
 #else
-  tma_load_2d(stage_addr + A_STAGE_BYTES, tmB, bar, k0, n_col);
+    tma_load_2d(box, tmB, bar, k, n_col);
 #endif
+  }
 #else
 #if CLUSTER_M > 1
   const int half = BN / CLUSTER_M;
@@ -254,11 +266,14 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 st
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < TILE_K / 16; kk++) {
-    const u64 db = smem_desc(stage_addr + A_STAGE_BYTES + kk * K16_STEP_BYTES, DESC_LBO, DESC_SBO, DESC_LAYOUT);
+    // k16 step kk is step kk % K16_PER_BOX of box kk / K16_PER_BOX.
+    const u32 box = kk / K16_PER_BOX, step = (kk % K16_PER_BOX) * K16_STEP_BYTES;
+    const u64 db =
+        smem_desc(stage_addr + A_STAGE_BYTES + box * BN * ROW_BYTES + step, DESC_LBO, DESC_SBO, DESC_LAYOUT);
 #pragma unroll
     for (int a = 0; a < WG_ATOMS; a++) {
-      const u64 da =
-          smem_desc(stage_addr + (a_row0 + a * 64) * ROW_BYTES + kk * K16_STEP_BYTES, DESC_LBO, DESC_SBO, DESC_LAYOUT);
+      const u64 da = smem_desc(stage_addr + box * BM * ROW_BYTES + (a_row0 + a * 64) * ROW_BYTES + step, DESC_LBO,
+                               DESC_SBO, DESC_LAYOUT);
       const u32 scale_d = (accumulate || kk > 0) ? 1u : 0u;
 #if BN == 256
       wgmma_m64n256k16(acc[a], da, db, scale_d);

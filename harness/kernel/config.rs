@@ -207,6 +207,15 @@ impl GemmConfig {
         }
     }
 
+    /// TMA boxes per operand per stage: a swizzled k-block wider than one swizzle span is that many spans side
+    /// by side (each box its own swizzle atoms); unswizzled, one.
+    pub fn k_boxes(&self) -> u32 {
+        match self.swizzle.bytes() {
+            0 => 1,
+            span => (self.tile_k * 2 / span).max(1),
+        }
+    }
+
     /// fp32 accumulator registers per consumer thread.
     pub fn accumulator_registers(&self) -> u32 {
         (self.wg_m / 64) * (self.bn / 2)
@@ -224,11 +233,18 @@ impl GemmConfig {
             ));
         }
         let span = self.swizzle.bytes();
-        if span != 0 && self.tile_k * 2 != span {
+        if span != 0 && !(self.tile_k * 2).is_multiple_of(span) {
             return config_err(format!(
-                "a {span}B swizzle needs tile_k = {} (one swizzle span of 16-bit values per row), got tile_k = {}",
+                "a {span}B swizzle needs tile_k to be a multiple of {} (one swizzle span of 16-bit values per row; a stage holds one box per span), got tile_k = {}",
                 span / 2,
                 self.tile_k
+            ));
+        }
+        if span != 0 && self.k_boxes() > 4 {
+            return config_err(format!(
+                "tile_k = {} is {} boxes of a {span}B swizzle span per stage: at most 4",
+                self.tile_k,
+                self.k_boxes()
             ));
         }
         if !matches!(self.bn, 8 | 16 | 32 | 64 | 128 | 256) {

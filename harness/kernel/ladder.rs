@@ -285,7 +285,7 @@ mod tests {
             .validate()
             .unwrap_err()
             .to_string()
-            .contains("needs tile_k = 64"));
+            .contains("needs tile_k to be a multiple of 64"));
         assert!(parse_spec("12").is_err());
     }
 }

@@ -81,7 +81,7 @@ pub fn rows_to_allocate(rows: usize) -> usize {
 }
 
 /// A K-major operand of `rows` x `k` (row-major), loaded `box_rows` rows by `tile_k` columns at a time.
-/// Swizzled: a plain 2-D map, one box per stage. Unswizzled: the wgmma core-matrix layout through a 4-D map
+/// Swizzled: a plain 2-D map, one box per swizzle span of the stage's k-block (a box is at most one span wide). Unswizzled: the wgmma core-matrix layout through a 4-D map
 /// {8 elements, 8 rows, k/8 slices, ceil(rows/8) groups}, so each 8-row group keeps its K slices side by side
 /// (LBO = 128 B between K-adjacent core matrices, SBO = tile_k * 16 B between row groups). A row count that is not
 /// a multiple of 8 does not fit that map: its last group is read whole, from the padding `rows_to_allocate` adds.
@@ -103,7 +103,7 @@ pub fn operand(
         _ => TmaParams {
             dims: vec![k as u64, rows as u64],
             strides: vec![row_bytes],
-            box_dims: vec![tile_k, box_rows],
+            box_dims: vec![tile_k.min(swizzle.bytes() / 2), box_rows],
             swizzle,
         },
     };

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# A sweep of `gemm-ablate compare` on the H200 (device machine): each line of the sweep file is
+# `SHAPE BASE CANDIDATE...` (# starts a comment). Records and the log come back in $OUT/sweep.tgz.
+# Usage, from the repository root after ../shared/tools/gpu-stage: tools/h200-sweep.sh tools/sweeps/NAME.txt
+set -uo pipefail
+export GEMM_ABLATE_RESULTS_DIR="$OUT/sweep/runs"
+mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/sweep/gpu.txt" 2>&1
+cp "$1" "$OUT/sweep/"
+grep -v '^\s*#' "$1" | grep -v '^\s*$' | while read -r shape base cands; do
+  echo "== compare $shape $base $cands"
+  # shellcheck disable=SC2086
+  timeout 200 .gpu/gemm-ablate compare "$shape" "$base" $cands 2>&1 | grep -v '^  round'
+done > "$OUT/sweep/sweep.log"
+tar czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
