@@ -485,7 +485,9 @@ impl GemmConfig {
         let ctas = self.tile_rows(shape) * self.tile_cols(shape) * self.cluster_m;
         if self.persistent {
             let sms = if self.ctas > 0 {
-                self.ctas.min(sm_count)
+                // Up to 4 CTAs per SM: with small stages several can be resident (stream-K caps the grid at what
+                // is, gpu::launch::max_active_clusters).
+                self.ctas.min(4 * sm_count)
             } else {
                 sm_count
             };
