@@ -837,7 +837,7 @@ fn small_m() -> Vec<GpuTrial> {
     // Several boxes per stage, at a partial k-block (K = 1000) and through the 2x1 cluster's multicast.
     let wide_correct = [
         (
-            with(&swap_ab_spec(1000), "tile_k=128,stages=4"),
+            with(&swap_ab_spec(1000), "tile_k=128,stages=3"),
             "square1000",
             DType::F16,
         ),
