@@ -637,9 +637,10 @@ fn auto_correct() -> Vec<GpuTrial> {
     .collect()
 }
 
-/// Programmatic dependent launch on `auto`'s kernel for each shape, against the same kernel without it (H18).
+/// Programmatic dependent launch on the kernel `auto` ran for each shape when H18 was written, against the same
+/// kernel without it.
 fn pdl() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    use harness::kernel::dispatch::h18_spec;
     [
         (
             "decode_m1",
@@ -674,7 +675,8 @@ fn pdl() -> Vec<GpuTrial> {
     ]
     .into_iter()
     .map(|(s, v, why)| {
-        let (label, config) = auto_variant(&shape(s), H200_SMS);
+        let label = h18_spec(&shape(s));
+        let config = harness::kernel::ladder::parse_spec(label).expect("H18's specs parse");
         let name = format!("beyond::pdl::{s}");
         let with = GemmConfig {
             pdl: true,
@@ -682,7 +684,7 @@ fn pdl() -> Vec<GpuTrial> {
         };
         configs(
             &name,
-            (&label, config),
+            (label, config),
             (&format!("{label}+pdl"), with),
             s,
             past(&name, v, &format!("ablations/HYPOTHESES.md H18: {why}")),
@@ -834,6 +836,24 @@ fn small_m() -> Vec<GpuTrial> {
             ),
         )
     });
+    // H23: the same 128 KB of weights in flight per SM, as two CTAs of 4 stages.
+    let two_ctas = {
+        let name = "beyond::ctas_264::decode_m1";
+        let base = with(&swap_ab_spec(1), "evict_first=1");
+        let cand = with(&base, "stages=4,ctas=264");
+        configs(
+            name,
+            (&base, spec(&base)),
+            (&cand, spec(&cand)),
+            "decode_m1",
+            past(
+                name,
+                Verdict::Faster,
+                "ablations/HYPOTHESES.md H23: faster by 2-5%: two independent CTAs an SM keep requests in flight \
+                 through each other's stalls",
+            ),
+        )
+    };
     // Several boxes per stage, at a partial k-block (K = 1000) and through the 2x1 cluster's multicast.
     let wide_correct = [
         (
@@ -862,6 +882,7 @@ fn small_m() -> Vec<GpuTrial> {
         .chain(early)
         .chain(wide)
         .chain(wide_correct)
+        .chain([two_ctas])
         .collect()
 }
 

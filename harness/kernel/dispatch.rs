@@ -1,16 +1,21 @@
 //! `auto`: the variant the project runs for a shape, chosen by a small rule over the token count and the tile
-//! count. The rule comes from paired measurements against cuBLAS on the H200 (`compare SHAPE cublas ...`,
-//! results/h200/c8e3b11/explore/ and f45a873/explore/), not from a search at run time, so a shape always runs the
-//! same kernel and every record names it (`auto=SPEC`). Time against cuBLAS's, the best of each row measured:
+//! count. The rule comes from paired measurements against cuBLAS on the H200 (`compare SHAPE cublas ...`; sweeps
+//! in tools/sweeps/, their records under results/h200/<commit>/), not from a search at run time, so a shape always
+//! runs the same kernel and every record names it (`auto=SPEC`). Time against cuBLAS's, as measured:
 //!
-//! - M <= 128: one consumer warpgroup on 64x128 tiles, no cluster, 8 stages, stream-K over every tile (the weights
-//!   are streamed once by all 132 SMs; no MMA rows spent on an empty second CTA): 1.23 at M = 1, 1.16 at M = 64,
-//!   against 1.35 and 1.31 with 64x256 tiles and 1.95 and 1.72 with rung 10's 256x256 cluster tiles.
+//! - M <= 32: swap-AB (the weights fill wgmma's 64-row side, the tokens an n of 8, 16 or 32), an evict-first policy
+//!   on the weights, 4 stages (two CTAs' rings fit an SM, so the next launch's CTAs are resident before this one
+//!   ends), programmatic dependent launch: 1.06 at M = 1, against 1.20 for the 64x128 kernel below without them
+//!   (small-m-pdl and the first sweep of this session, results/h200/<commit>/explore/).
+//! - M <= 64: one consumer warpgroup on 64x128 tiles, no cluster, 8 stages, stream-K over every tile, evict-first,
+//!   PDL: 1.077 at M = 64 (swap-AB measured 1.09-1.11 there).
+//! - M <= 128: swap-AB with 128-token tiles, 6 stages, evict-first, PDL: 1.20 at M = 128, against 1.38 for the
+//!   64x128 kernel.
 //! - M <= 256 and fewer 256x256 cluster tiles than clusters (decode_attn_out, decode_qkv, decode_mlp_down): rung 10
-//!   with 128-wide tiles, 6 stages, stream-K over every tile: 1.18 and 1.07 on decode_attn_out and decode_mlp_down,
-//!   against 1.25 and 1.12 with 256-wide tiles.
-//! - fewer cluster tiles than two waves of clusters (decode_mlp_up; M = 384 to about 1000 at N = 8192): rung 10 with
-//!   stream-K over every tile: 0.91 on decode_mlp_up, 1.31-1.39 at M = 384 and 777.
+//!   with 128-wide tiles, 6 stages, stream-K over every tile, evict-first, PDL: 1.10 on decode_attn_out.
+//! - fewer cluster tiles than two waves of clusters (decode_mlp_up; M = 384 to about 1000 at N = 8192): rung 10
+//!   with stream-K over every tile, plus evict-first and PDL where one tile row holds every token (M <= 256: the
+//!   weights are read once): 0.93 on decode_mlp_up, 1.31-1.39 at M = 384 and 777.
 //! - otherwise rung 10 (whole tiles; stream-K on the last waves measured slower, H15 in ablations/HYPOTHESES.md).
 //!
 //! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
@@ -19,34 +24,60 @@ use crate::kernel::config::GemmConfig;
 use crate::kernel::ladder::parse_spec;
 use crate::kernel::problem::Shape;
 
+/// The smallest wgmma n-size of swap-AB's token tile that holds M tokens (128-token tiles past 128).
+fn token_tile(m: usize) -> usize {
+    [8usize, 16, 32, 64, 128]
+        .into_iter()
+        .find(|&n| n >= m)
+        .unwrap_or(128)
+}
+
 /// The spec `auto` runs for this shape on a GPU with this many SMs, and the rule that chose it.
-pub fn auto_spec(shape: &Shape, sm_count: u32) -> (&'static str, &'static str) {
+pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
-    if shape.m <= 128 {
+    if shape.m <= 32 {
         (
-            "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn=128,stages=8",
-            "M <= 128: 64x128 tiles, stream-K over every tile",
+            format!(
+                "rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn={},stages=4,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1",
+                token_tile(shape.m)
+            ),
+            "M <= 32: swap-AB, evict-first weights, 4 stages, PDL",
+        )
+    } else if shape.m <= 64 {
+        (
+            format!("{SMALL_M_SPEC},evict_first=1,pdl=1"),
+            "M <= 64: 64x128 tiles, stream-K over every tile, evict-first weights, PDL",
+        )
+    } else if shape.m <= 128 {
+        (
+            "rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn=128,stages=6,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
+            "M <= 128: swap-AB with 128-token tiles, evict-first weights, PDL",
         )
     } else if shape.m <= 256 && cluster_tiles < clusters {
         (
-            "rung10:streamk=1,bn=128,stages=6",
-            "M <= 256, under one wave of tiles: 128-wide tiles, stream-K over every tile",
+            format!("{DECODE_SPEC},evict_first=1,pdl=1"),
+            "M <= 256, under one wave of tiles: 128-wide tiles, stream-K over every tile, evict-first weights, PDL",
+        )
+    } else if cluster_tiles < 2 * clusters && shape.m <= 256 {
+        (
+            "rung10:streamk=1,evict_first=1,pdl=1".to_string(),
+            "M <= 256, under two waves of tiles: stream-K over every tile, evict-first weights, PDL",
         )
     } else if cluster_tiles < 2 * clusters {
         (
-            "rung10:streamk=1",
+            "rung10:streamk=1".to_string(),
             "under two waves of tiles: stream-K over every tile",
         )
     } else {
-        ("rung10", "two waves or more: whole tiles")
+        ("rung10".to_string(), "two waves or more: whole tiles")
     }
 }
 
 /// `auto` for this shape: the label records carry (`auto=SPEC`) and the configuration.
 pub fn auto_variant(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
     let (spec, _) = auto_spec(shape, sm_count);
-    let config = parse_spec(spec).expect("auto's specs parse");
+    let config = parse_spec(&spec).expect("auto's specs parse");
     (format!("auto={spec}"), config)
 }
 
@@ -61,13 +92,21 @@ pub const DECODE_SPEC: &str = "rung10:streamk=1,bn=128,stages=6";
 /// that holds them (at most 128, in 128-token tiles beyond), stream-K over every tile, 8 stages (6 at n = 128), the
 /// transposed direct epilogue.
 pub fn swap_ab_spec(m: usize) -> String {
-    let n = [8usize, 16, 32, 64, 128]
-        .into_iter()
-        .find(|&n| n >= m)
-        .unwrap_or(128);
+    let n = token_tile(m);
     // 8 stages of 16 KB of weights as in SMALL_M_SPEC; at n = 128 a stage is 32 KB and 6 is what fits.
     let stages = if n == 128 { 6 } else { 8 };
     format!("rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn={n},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1")
+}
+
+/// The kernel `auto` ran for each shape of the programmatic-dependent-launch trials when H18 was written (the
+/// trials keep measuring it whatever `auto` runs now).
+pub fn h18_spec(shape: &Shape) -> &'static str {
+    match shape.m {
+        m if m <= 128 => SMALL_M_SPEC,
+        m if m <= 256 && shape.n <= 10240 => DECODE_SPEC,
+        m if m <= 256 => "rung10:streamk=1",
+        _ => "rung10",
+    }
 }
 
 /// The H200's SM count: `auto` resolved before a GPU is opened (trial lists, spec checks) assumes it.
@@ -81,42 +120,50 @@ mod tests {
     #[test]
     fn auto_picks_by_token_count_and_tile_waves() {
         let pick = |s: &Shape| auto_spec(s, H200_SMS).0;
-        let small = "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn=128,stages=8";
-        assert_eq!(pick(&shape("decode_m1")), small);
-        assert_eq!(pick(&shape("decode_m128")), small);
-        assert_eq!(small, SMALL_M_SPEC);
-        // Swap-AB's token tile: the smallest n-size that holds M, 128-token tiles past it.
-        assert!(swap_ab_spec(1).contains("bn=8,"));
-        assert!(swap_ab_spec(9).contains("bn=16,"));
-        assert!(swap_ab_spec(64).contains("bn=64,"));
-        assert!(swap_ab_spec(777).contains("bn=128,"));
-        for s in [
-            "decode_m1",
-            "decode_m16",
-            "decode_m128",
-            "tokens_777",
-            "square1000",
-        ] {
-            let s = shape(s);
-            parse_spec(&swap_ab_spec(s.m))
-                .unwrap()
-                .validate_shape(&s)
-                .unwrap_or_else(|e| panic!("swap-AB on {}: {e}", s.name));
-        }
+        assert!(pick(&shape("decode_m1")).contains("bn=8,stages=4,"));
+        assert!(pick(&shape("decode_m16")).contains("swap_ab=1"));
+        assert!(pick(&shape("decode_m32")).contains("bn=32,"));
+        assert_eq!(
+            pick(&shape("decode_m64")),
+            format!("{SMALL_M_SPEC},evict_first=1,pdl=1")
+        );
+        assert!(pick(&shape("decode_m128")).contains("bn=128,stages=6,"));
         // M = 256: 32-40 cluster tiles for 66 clusters, or 112.
         for s in ["decode_attn_out", "decode_qkv", "decode_mlp_down"] {
-            assert_eq!(pick(&shape(s)), "rung10:streamk=1,bn=128,stages=6", "{s}");
+            assert_eq!(
+                pick(&shape(s)),
+                format!("{DECODE_SPEC},evict_first=1,pdl=1"),
+                "{s}"
+            );
         }
-        assert_eq!(pick(&shape("decode_mlp_up")), "rung10:streamk=1");
+        assert_eq!(
+            pick(&shape("decode_mlp_up")),
+            "rung10:streamk=1,evict_first=1,pdl=1"
+        );
         assert_eq!(pick(&Shape::new("t", 777, 8192, 8192)), "rung10:streamk=1");
         // N = 28672: 448 cluster tiles.
         assert_eq!(pick(&shape("tokens_777")), "rung10");
         for s in ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"] {
             assert_eq!(pick(&shape(s)), "rung10", "{s}");
         }
+        // H18's kernels, as auto picked them then.
+        assert_eq!(h18_spec(&shape("decode_m1")), SMALL_M_SPEC);
+        assert_eq!(h18_spec(&shape("decode_attn_out")), DECODE_SPEC);
+        assert_eq!(h18_spec(&shape("decode_mlp_up")), "rung10:streamk=1");
+        assert_eq!(h18_spec(&shape("square4096")), "rung10");
+        // Swap-AB's token tile: the smallest n-size that holds M, 128-token tiles past it.
+        assert!(swap_ab_spec(1).contains("bn=8,"));
+        assert!(swap_ab_spec(9).contains("bn=16,"));
+        assert!(swap_ab_spec(64).contains("bn=64,"));
+        assert!(swap_ab_spec(777).contains("bn=128,"));
         // Every choice is a valid configuration for every shape it can be given.
         for s in [
             shape("decode_m1"),
+            shape("decode_m16"),
+            shape("decode_m32"),
+            shape("decode_m64"),
+            shape("decode_m128"),
+            shape("decode_mlp_up"),
             shape("tokens_777"),
             shape("prefill_1500"),
             shape("square1000"),
@@ -125,6 +172,10 @@ mod tests {
             config
                 .validate_shape(&s)
                 .unwrap_or_else(|e| panic!("{label} on {}: {e}", s.name));
+            parse_spec(&swap_ab_spec(s.m))
+                .unwrap()
+                .validate_shape(&s)
+                .unwrap_or_else(|e| panic!("swap-AB on {}: {e}", s.name));
         }
     }
 }

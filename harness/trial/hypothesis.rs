@@ -97,26 +97,38 @@ fn auto_row() -> Vec<GpuTrial> {
             let (label, config) = auto_variant(&s, H200_SMS);
             let name = format!("ladder::auto::{}", s.name);
             // Before auto's kernel for the shape was measured as auto: what it measured against cuBLAS in
-            // `compare` (rung 10 cells at deeab76; results/h200/c8e3b11/explore/, f45a873/explore/).
+            // `compare` (rung 10 cells at deeab76; the decode kernels with evict-first and PDL in the 88c50c9
+            // sweeps, results/h200/88c50c9/). Only runs of this same kernel can confirm or pin it.
             let (v, why) = match s.name.as_str() {
                 "prefill_attn_out" => (Verdict::Faster, "rung 10 measured 0.972 against cuBLAS (deeab76)"),
-                "decode_attn_out" => (Verdict::Slower, "128-wide stream-K measured 1.18 against cuBLAS (f45a873)"),
-                "decode_mlp_down" => (Verdict::Slower, "128-wide stream-K measured 1.07 against cuBLAS (f45a873)"),
-                "decode_mlp_up" => (Verdict::Faster, "stream-K measured 0.895 and 0.906 against cuBLAS (c8e3b11, f45a873)"),
+                "decode_attn_out" => (
+                    Verdict::Slower,
+                    "128-wide stream-K with evict-first and PDL measured 1.101 against cuBLAS (88c50c9)",
+                ),
+                "decode_mlp_down" => (
+                    Verdict::Slower,
+                    "128-wide stream-K with evict-first measured 1.046 against cuBLAS (88c50c9); PDL took 3.4% off \
+                     decode_attn_out: 1.02-1.04",
+                ),
+                "decode_mlp_up" => (
+                    Verdict::Faster,
+                    "stream-K with evict-first measured 0.929 against cuBLAS (88c50c9); PDL 0.992 on it (da17df3)",
+                ),
                 "decode_qkv" => (
                     Verdict::Slower,
-                    "256-wide stream-K measured 1.134 against cuBLAS (f45a873); 128-wide tiles gained 5-6% on the other \
-                     two shapes with under one wave of tiles: 1.05-1.10",
+                    "128-wide stream-K with evict-first measured 1.073 against cuBLAS (88c50c9); PDL took 3.4% off \
+                     decode_attn_out: 1.03-1.05",
                 ),
                 _ => (Verdict::NoChange, "rung 10 measured 0.99 against cuBLAS (deeab76)"),
             };
+            let expectation =
+                crate::trial::pins::hypothesis_or_pinned_for(&name, &label, v, &format!("auto: {why}"), 0.05);
             let job = Job::Compare {
                 baseline: VariantSpec::Cublas,
                 candidate: VariantSpec::gemm(label, config),
                 shape: s.clone(),
                 dtype: DType::F16,
             };
-            let expectation = crate::trial::pins::hypothesis_or_pinned(&name, v, &format!("auto: {why}"), 0.05);
             GpuTrial::new(&name, job, expectation)
         })
         .collect()

@@ -196,10 +196,15 @@ fn current(trial: &str) -> Vec<Estimate> {
     estimates(PARSED.get_or_init(|| parse(&CURRENT)), trial)
 }
 
+/// The past-the-seed reference runs, parsed once.
+fn past_seed_runs() -> &'static [(&'static str, Value)] {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    PARSED.get_or_init(|| parse(&PAST_SEED))
+}
+
 /// Each past-the-seed reference run's estimate of a trial, as `current` gives them, with its verdict.
 fn past_seed(trial: &str) -> Vec<(Estimate, Option<Verdict>)> {
-    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    let runs = PARSED.get_or_init(|| parse(&PAST_SEED));
+    let runs = past_seed_runs();
     let verdicts = runs.iter().filter_map(|(run, v)| {
         let t = v["trials"]
             .as_array()?
@@ -267,7 +272,42 @@ fn pinned_current_ratio(trial: &str, floor: f64) -> Expectation {
 /// `pinned` applies): there the verdict flips with a run's noise, as `beyond::pdl::decode_m1` (0.977 faster,
 /// then 0.978 inconclusive) and `ladder::auto::prefill_attn_out` showed at 0797e18.
 pub fn hypothesis_or_pinned(trial: &str, v: Verdict, hypothesis: &str, floor: f64) -> Expectation {
-    let runs = past_seed(trial);
+    hypothesis_or_pinned_from(past_seed(trial), v, hypothesis, floor)
+}
+
+/// `hypothesis_or_pinned` from the runs that measured this candidate (by its label): for a trial whose kernel
+/// changes (`ladder::auto::*` when the dispatcher's rule does), runs of an earlier kernel say nothing about it.
+pub fn hypothesis_or_pinned_for(
+    trial: &str,
+    candidate: &str,
+    v: Verdict,
+    hypothesis: &str,
+    floor: f64,
+) -> Expectation {
+    let runs = past_seed(trial)
+        .into_iter()
+        .filter(|((run, ..), _)| candidate_label(run, trial).as_deref() == Some(candidate))
+        .collect();
+    hypothesis_or_pinned_from(runs, v, hypothesis, floor)
+}
+
+/// The candidate's label in a past-the-seed run's record of a trial.
+fn candidate_label(run: &str, trial: &str) -> Option<String> {
+    let runs = past_seed_runs();
+    let (_, v) = runs.iter().find(|(r, _)| *r == run)?;
+    let t = v["trials"]
+        .as_array()?
+        .iter()
+        .find(|t| t["name"] == trial)?;
+    t["comparison"]["candidate"].as_str().map(str::to_string)
+}
+
+fn hypothesis_or_pinned_from(
+    runs: Vec<(Estimate, Option<Verdict>)>,
+    v: Verdict,
+    hypothesis: &str,
+    floor: f64,
+) -> Expectation {
     let estimates: Vec<_> = runs.iter().map(|(e, _)| *e).collect();
     let confirmed = runs.iter().all(|(_, seen)| *seen == Some(v));
     let geomean =
