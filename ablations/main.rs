@@ -854,6 +854,32 @@ fn small_m() -> Vec<GpuTrial> {
             ),
         )
     };
+    // H24: tiles matched to the token count, against auto's kernels at 6eefa35.
+    let matched = [
+        (
+            "decode_m192",
+            format!("{DECODE_SPEC},evict_first=1,pdl=1"),
+            "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn=192,stages=5,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1",
+            "(a) swap-AB with a 192-token tile, faster by 15-25%: a quarter of a 256-row tile is padding",
+        ),
+        (
+            "tokens_384",
+            "rung10:streamk=1".to_string(),
+            "rung10:cluster=1,streamk=1",
+            "(b) 128-row tiles without a cluster, faster by 15-25%: 33% of the 256-row tiles' rows are padding",
+        ),
+    ]
+    .into_iter()
+    .map(move |(s, base, cand, why)| {
+        let name = format!("beyond::token_tiles::{s}");
+        configs(
+            &name,
+            (&base, spec(&base)),
+            (cand, spec(cand)),
+            s,
+            past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H24 {why}")),
+        )
+    });
     // Several boxes per stage, at a partial k-block (K = 1000) and through the 2x1 cluster's multicast.
     let wide_correct = [
         (
@@ -883,6 +909,7 @@ fn small_m() -> Vec<GpuTrial> {
         .chain(wide)
         .chain(wide_correct)
         .chain([two_ctas])
+        .chain(matched)
         .collect()
 }
 

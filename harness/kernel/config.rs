@@ -247,15 +247,15 @@ impl GemmConfig {
                 self.k_boxes()
             ));
         }
-        if !matches!(self.bn, 8 | 16 | 32 | 64 | 128 | 256) {
+        if !matches!(self.bn, 8 | 16 | 32 | 64 | 96 | 128 | 192 | 256) {
             return config_err(format!(
-                "tile width bn must be 8, 16, 32, 64, 128 or 256 (a wgmma n-size), got {}",
+                "tile width bn must be 8, 16, 32, 64, 96, 128, 192 or 256 (a wgmma n-size), got {}",
                 self.bn
             ));
         }
         if self.bn < 128 && self.epilogue_tma {
             return config_err(format!(
-                "a tile {} wide needs epilogue=direct: the TMA epilogue stores 64x64 chunks of 128- or 256-wide tiles",
+                "a tile {} wide needs epilogue=direct: the TMA epilogue stores 64x64 chunks of 128-, 192- or 256-wide tiles",
                 self.bn
             ));
         }
