@@ -623,6 +623,9 @@ fn auto_correct() -> Vec<GpuTrial> {
         ("decode_m64", DType::BF16),
         ("tokens_777", DType::F16),
         ("prefill_1500", DType::BF16),
+        ("decode_m192", DType::F16),
+        ("tokens_384", DType::BF16),
+        ("decode_m16", DType::BF16),
     ]
     .into_iter()
     .map(|(s, dtype)| {

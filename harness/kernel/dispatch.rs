@@ -11,11 +11,15 @@
 //!   PDL: 1.077 at M = 64 (swap-AB measured 1.09-1.11 there).
 //! - M <= 128: swap-AB with 128-token tiles, 6 stages, evict-first, PDL: 1.20 at M = 128, against 1.38 for the
 //!   64x128 kernel.
+//! - M <= 192 and fewer 256x256 cluster tiles than clusters: swap-AB with 192-token tiles (two consumers of 64
+//!   weight rows), evict-first, PDL: 1.27 at M = 192 and 1.44 at M = 160, against 1.39 and 1.79 for the kernel
+//!   below (ablations/HYPOTHESES.md H24, results/h200/5be6541/).
 //! - M <= 256 and fewer 256x256 cluster tiles than clusters (decode_attn_out, decode_qkv, decode_mlp_down): rung 10
 //!   with 128-wide tiles, 6 stages, stream-K over every tile, evict-first, PDL: 1.10 on decode_attn_out.
 //! - fewer cluster tiles than two waves of clusters (decode_mlp_up; M = 384 to about 1000 at N = 8192): rung 10
 //!   with stream-K over every tile, plus evict-first and PDL where one tile row holds every token (M <= 256: the
-//!   weights are read once): 0.93 on decode_mlp_up, 1.31-1.39 at M = 384 and 777.
+//!   weights are read once): 0.89 on decode_mlp_up; 1.31 at M = 777. Up to M = 384, 128-row tiles without a
+//!   cluster instead: 1.12 at M = 384 against 1.39 (H24); at M = 777 they measured 1.79 against 1.31, so not there.
 //! - otherwise rung 10 (whole tiles; stream-K on the last waves measured slower, H15 in ablations/HYPOTHESES.md).
 //!
 //! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
@@ -54,6 +58,11 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
             "rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn=128,stages=6,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
             "M <= 128: swap-AB with 128-token tiles, evict-first weights, PDL",
         )
+    } else if shape.m <= 192 && cluster_tiles < clusters {
+        (
+            "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn=192,stages=5,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
+            "M <= 192, under one wave of tiles: swap-AB with 192-token tiles, evict-first weights, PDL",
+        )
     } else if shape.m <= 256 && cluster_tiles < clusters {
         (
             format!("{DECODE_SPEC},evict_first=1,pdl=1"),
@@ -63,6 +72,11 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
         (
             "rung10:streamk=1,evict_first=1,pdl=1".to_string(),
             "M <= 256, under two waves of tiles: stream-K over every tile, evict-first weights, PDL",
+        )
+    } else if shape.m <= 384 && cluster_tiles < 2 * clusters {
+        (
+            "rung10:cluster=1,streamk=1".to_string(),
+            "M <= 384, under two waves of tiles: 128-row tiles without a cluster, stream-K over every tile",
         )
     } else if cluster_tiles < 2 * clusters {
         (
@@ -128,6 +142,8 @@ mod tests {
             format!("{SMALL_M_SPEC},evict_first=1,pdl=1")
         );
         assert!(pick(&shape("decode_m128")).contains("bn=128,stages=6,"));
+        assert!(pick(&shape("decode_m192")).contains("bn=192,"));
+        assert_eq!(pick(&shape("tokens_384")), "rung10:cluster=1,streamk=1");
         // M = 256: 32-40 cluster tiles for 66 clusters, or 112.
         for s in ["decode_attn_out", "decode_qkv", "decode_mlp_down"] {
             assert_eq!(
@@ -163,6 +179,8 @@ mod tests {
             shape("decode_m32"),
             shape("decode_m64"),
             shape("decode_m128"),
+            shape("decode_m192"),
+            shape("tokens_384"),
             shape("decode_mlp_up"),
             shape("tokens_777"),
             shape("prefill_1500"),

@@ -111,11 +111,13 @@ const CURRENT: [(&str, &str); 4] = [
     ),
 ];
 
-/// The first runs of the trials past the seed (rung 9 and up, `beyond::`, `ladder::auto`), on two-GPU H200 hosts
-/// (`tools/h200-trials.sh`, one file per filter): deeab76 (rungs 9 and 10, their switches), c8e3b11 (stream-K on
-/// decode), f45a873 (stream-K on the last waves, the `auto` row), da17df3 (programmatic dependent launch). Where they refuted a hypothesis, the trial is
-/// pinned from them and keeps the hypothesis beside the pin.
-const PAST_SEED: [(&str, &str); 11] = [
+/// The first runs of the trials past the seed (rung 9 and up, `beyond::`, `ladder::auto`) (`tools/h200-trials.sh`,
+/// one file per filter): on two-GPU H200 hosts deeab76 (rungs 9 and 10, their switches), c8e3b11 (stream-K on
+/// decode), f45a873 (stream-K on the last waves, the `auto` row), da17df3 (programmatic dependent launch); on
+/// one-GPU hosts 0af4cf4 (swap-AB, evict-first, early weights), 0b5d00a (wide k-blocks), 6eefa35 (the `auto` row
+/// with evict-first and PDL, two CTAs an SM), 5be6541 (token-matched tiles). Where they refuted a hypothesis, the
+/// trial is pinned from them and keeps the hypothesis beside the pin.
+const PAST_SEED: [(&str, &str); 18] = [
     (
         "deeab76/ablations-20261130T141442Z",
         include_str!("../../results/h200/deeab76/ablations-20261130T141442Z.json"),
@@ -159,6 +161,34 @@ const PAST_SEED: [(&str, &str); 11] = [
     (
         "da17df3/trials/runs/ablations-20261130T144749Z",
         include_str!("../../results/h200/da17df3/trials/runs/ablations-20261130T144749Z.json"),
+    ),
+    (
+        "0af4cf4/trials/runs/ablations-20261130T152429Z",
+        include_str!("../../results/h200/0af4cf4/trials/runs/ablations-20261130T152429Z.json"),
+    ),
+    (
+        "0af4cf4/trials/runs/ablations-20261130T152443Z",
+        include_str!("../../results/h200/0af4cf4/trials/runs/ablations-20261130T152443Z.json"),
+    ),
+    (
+        "0af4cf4/trials/runs/ablations-20261130T152450Z",
+        include_str!("../../results/h200/0af4cf4/trials/runs/ablations-20261130T152450Z.json"),
+    ),
+    (
+        "0b5d00a/trials/runs/ablations-20261130T152852Z",
+        include_str!("../../results/h200/0b5d00a/trials/runs/ablations-20261130T152852Z.json"),
+    ),
+    (
+        "6eefa35/trials/runs/ablations-20261130T153627Z",
+        include_str!("../../results/h200/6eefa35/trials/runs/ablations-20261130T153627Z.json"),
+    ),
+    (
+        "6eefa35/trials/runs/ablations-20261130T153645Z",
+        include_str!("../../results/h200/6eefa35/trials/runs/ablations-20261130T153645Z.json"),
+    ),
+    (
+        "5be6541/trials/runs/ablations-20261130T154108Z",
+        include_str!("../../results/h200/5be6541/trials/runs/ablations-20261130T154108Z.json"),
     ),
 ];
 
