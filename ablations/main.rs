@@ -626,6 +626,7 @@ fn auto_correct() -> Vec<GpuTrial> {
         ("decode_m192", DType::F16),
         ("tokens_384", DType::BF16),
         ("decode_m16", DType::BF16),
+        ("decode_m128", DType::BF16),
     ]
     .into_iter()
     .map(|(s, dtype)| {

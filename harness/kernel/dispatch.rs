@@ -9,8 +9,10 @@
 //!   (small-m-pdl and the first sweep of this session, results/h200/<commit>/explore/).
 //! - M <= 64: one consumer warpgroup on 64x128 tiles, no cluster, 8 stages, stream-K over every tile, evict-first,
 //!   PDL: 1.077 at M = 64 (swap-AB measured 1.09-1.11 there).
-//! - M <= 128: swap-AB with 128-token tiles, 6 stages, evict-first, PDL: 1.20 at M = 128, against 1.38 for the
-//!   64x128 kernel.
+//! - M <= 96: swap-AB with 96-token tiles, 7 stages, evict-first, PDL: 1.14 at M = 96, against 1.20 with
+//!   128-token tiles (tools/sweeps/token-tiles-2.txt, results/h200/<commit>/).
+//! - M <= 128: swap-AB with 128-token tiles on two consumers of 64 weight rows, 6 stages, evict-first, PDL: 1.18 at
+//!   M = 128, against 1.21 on one consumer and 1.38 for the 64x128 kernel.
 //! - M <= 192 and fewer 256x256 cluster tiles than clusters: swap-AB with 192-token tiles (two consumers of 64
 //!   weight rows), evict-first, PDL: 1.27 at M = 192 and 1.44 at M = 160, against 1.39 and 1.79 for the kernel
 //!   below (ablations/HYPOTHESES.md H24, results/h200/5be6541/).
@@ -53,10 +55,15 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
             format!("{SMALL_M_SPEC},evict_first=1,pdl=1"),
             "M <= 64: 64x128 tiles, stream-K over every tile, evict-first weights, PDL",
         )
+    } else if shape.m <= 96 {
+        (
+            "rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn=96,stages=7,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
+            "M <= 96: swap-AB with 96-token tiles, evict-first weights, PDL",
+        )
     } else if shape.m <= 128 {
         (
-            "rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn=128,stages=6,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
-            "M <= 128: swap-AB with 128-token tiles, evict-first weights, PDL",
+            "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn=128,stages=6,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
+            "M <= 128: swap-AB with 128-token tiles on two consumers, evict-first weights, PDL",
         )
     } else if shape.m <= 192 && cluster_tiles < clusters {
         (
@@ -141,7 +148,8 @@ mod tests {
             pick(&shape("decode_m64")),
             format!("{SMALL_M_SPEC},evict_first=1,pdl=1")
         );
-        assert!(pick(&shape("decode_m128")).contains("bn=128,stages=6,"));
+        assert!(pick(&Shape::new("t", 96, 8192, 8192)).contains("bn=96,"));
+        assert!(pick(&shape("decode_m128")).contains("consumers=2,wg_m=64,bn=128,stages=6,"));
         assert!(pick(&shape("decode_m192")).contains("bn=192,"));
         assert_eq!(pick(&shape("tokens_384")), "rung10:cluster=1,streamk=1");
         // M = 256: 32-40 cluster tiles for 66 clusters, or 112.
