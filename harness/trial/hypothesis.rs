@@ -158,7 +158,15 @@ fn unmeasured_ladder_cell(rung: Rung, shape_name: &str) -> Expectation {
     } else {
         Verdict::NoChange
     };
-    crate::trial::pins::hypothesis_or_pinned(&ladder_name(rung, shape_name), v, measured, 0.05)
+    let name = ladder_name(rung, shape_name);
+    if crate::trial::pins::ACROSS_HOSTS.contains(&name.as_str()) {
+        return crate::trial::pins::pinned_across_hosts(
+            &name,
+            &format!("{} ({measured})", v.word()),
+            0.05,
+        );
+    }
+    crate::trial::pins::hypothesis_or_pinned(&name, v, measured, 0.05)
 }
 
 /// Correctness of one variant: it must match cuBLAS.

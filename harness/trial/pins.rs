@@ -220,6 +220,54 @@ pub fn pinned_after_stream_k(trial: &str, floor: f64, hypothesis: &str) -> Expec
         .refuting(format!("{hypothesis}; before the restructuring: {before}"))
 }
 
+/// Whole-suite runs on two-GPU H200 hosts since the any-M and stream-K restructuring, the runs where a trial's ratio
+/// moved from one host to the next among them: b774589 (all green), 9c40536, 0797e18, 2de39eb.
+const WHOLE_SUITE: [(&str, &str); 4] = [
+    (
+        "ablations-20261130T143838Z",
+        include_str!("../../results/h200/ablations-20261130T143838Z.json"),
+    ),
+    (
+        "9c40536/ablations-20261130T145125Z",
+        include_str!("../../results/h200/9c40536/ablations-20261130T145125Z.json"),
+    ),
+    (
+        "0797e18/ablations-20261130T145826Z",
+        include_str!("../../results/h200/0797e18/ablations-20261130T145826Z.json"),
+    ),
+    (
+        "2de39eb/ablations-20261130T155204Z",
+        include_str!("../../results/h200/2de39eb/ablations-20261130T155204Z.json"),
+    ),
+];
+
+/// Trials whose ratio moved between H200 hosts with an unchanged kernel: `ablation::multicast::decode_attn_out`
+/// measured 1.07-1.11 in five runs and 1.019, 1.020 on the 0797e18 and 2de39eb hosts; rungs 9 and 10 on
+/// decode_mlp_up 0.996-1.006 in three runs, 1.03 and 1.06 on those two hosts (at 1410 MHz, where cuBLAS chose
+/// another algorithm).
+pub const ACROSS_HOSTS: [&str; 3] = [
+    "ablation::multicast::decode_attn_out",
+    "ladder::rung9_cooperative::decode_mlp_up",
+    "ladder::rung10_stmatrix::decode_mlp_up",
+];
+
+/// A trial whose ratio moves between H200 hosts with the same kernel (its cubin unchanged): a ratio pinned from
+/// every rounds-method reference run and whole-suite run that holds it (as `pinned_current_ratio`, within `floor`
+/// at least, so as wide as the hosts disagreed), keeping the hypothesis it leaves unsettled.
+pub fn pinned_across_hosts(trial: &str, hypothesis: &str, floor: f64) -> Expectation {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let mut runs = current(trial);
+    runs.extend(estimates(PARSED.get_or_init(|| parse(&WHOLE_SUITE)), trial));
+    assert!(runs.len() >= 2, "{trial}: fewer than two runs hold it");
+    pinned_ratio_from(&runs, floor).refuting(format!(
+        "{hypothesis}: not settled on the H200; the same kernel measured {} on different hosts",
+        runs.iter()
+            .map(|r| format!("{:.3}", r.1))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
 /// Each rounds-method reference run's estimate of a trial: (run, ratio, 95% interval).
 fn current(trial: &str) -> Vec<Estimate> {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
