@@ -76,7 +76,15 @@ pub fn ladder_trials() -> Vec<GpuTrial> {
                 .into_iter()
                 .map(move |s| {
                     let name = ladder_name(rung, &s.name);
-                    let expectation = if crate::trial::pins::has_current(&name) {
+                    let expectation = if crate::trial::pins::ACROSS_HOSTS.contains(&name.as_str())
+                        && crate::trial::pins::has_current(&name)
+                    {
+                        crate::trial::pins::pinned_across_hosts(
+                            &name,
+                            "the ratio pinned from the rounds-method runs",
+                            0.05,
+                        )
+                    } else if crate::trial::pins::has_current(&name) {
                         crate::trial::pins::pinned_ratio(&name)
                     } else {
                         unmeasured_ladder_cell(rung, &s.name)

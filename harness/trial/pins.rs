@@ -221,8 +221,8 @@ pub fn pinned_after_stream_k(trial: &str, floor: f64, hypothesis: &str) -> Expec
 }
 
 /// Whole-suite runs on two-GPU H200 hosts since the any-M and stream-K restructuring, the runs where a trial's ratio
-/// moved from one host to the next among them: b774589 (all green), 9c40536, 0797e18, 2de39eb.
-const WHOLE_SUITE: [(&str, &str); 4] = [
+/// moved from one host to the next among them: b774589 (all green), 9c40536, 0797e18, 2de39eb, 243efda.
+const WHOLE_SUITE: [(&str, &str); 5] = [
     (
         "ablations-20261130T143838Z",
         include_str!("../../results/h200/ablations-20261130T143838Z.json"),
@@ -239,16 +239,22 @@ const WHOLE_SUITE: [(&str, &str); 4] = [
         "2de39eb/ablations-20261130T155204Z",
         include_str!("../../results/h200/2de39eb/ablations-20261130T155204Z.json"),
     ),
+    (
+        "243efda/ablations-20261130T160058Z",
+        include_str!("../../results/h200/243efda/ablations-20261130T160058Z.json"),
+    ),
 ];
 
 /// Trials whose ratio moved between H200 hosts with an unchanged kernel: `ablation::multicast::decode_attn_out`
 /// measured 1.07-1.11 in five runs and 1.019, 1.020 on the 0797e18 and 2de39eb hosts; rungs 9 and 10 on
 /// decode_mlp_up 0.996-1.006 in three runs, 1.03 and 1.06 on those two hosts (at 1410 MHz, where cuBLAS chose
-/// another algorithm).
-pub const ACROSS_HOSTS: [&str; 3] = [
+/// another algorithm); rung 3 on decode_qkv 5.02-5.31 in the four rounds-method runs it was pinned from, 5.19-5.41
+/// in four whole-suite runs and 5.52 at 243efda (its cubin unchanged since b774589).
+pub const ACROSS_HOSTS: [&str; 4] = [
     "ablation::multicast::decode_attn_out",
     "ladder::rung9_cooperative::decode_mlp_up",
     "ladder::rung10_stmatrix::decode_mlp_up",
+    "ladder::rung3_warpspec::decode_qkv",
 ];
 
 /// A trial whose ratio moves between H200 hosts with the same kernel (its cubin unchanged): a ratio pinned from
