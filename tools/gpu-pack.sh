@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
-# After ../shared/tools/gpu-stage: packs the binaries a device call runs into .gpu/bin.tgz (about 7.5 MB against
-# 38 MB unpacked), so that they and the tracked tree fit what one call carries. On the device machine, before the
-# tools/h200-*.sh scripts: `tar xzf .gpu/bin.tgz -C .gpu`. Usage, from the repository root: tools/gpu-pack.sh
+# After ../shared/tools/gpu-stage: packs the binaries a device call runs into .gpu/bin.txz (stripped, xz: about
+# 7 MB against 40 MB as built), so that they and the tracked tree (about 54 MB) fit the 64 MiB one call carries.
+# Carry `.gpu/bin.txz`; on the device machine, before the tools/h200-*.sh scripts (python's tarfile reads xz
+# whether or not the xz tool is installed there):
+#   python3 -c 'import tarfile; tarfile.open(".gpu/bin.txz").extractall(".gpu")'
+# Usage, from the repository root: tools/gpu-pack.sh
 set -euo pipefail
-tar czf .gpu/bin.tgz -C .gpu ablations microbench gemm-ablate
-ls -la .gpu/bin.tgz
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp .gpu/ablations .gpu/microbench .gpu/gemm-ablate "$tmp/"
+strip "$tmp"/*
+rm -f .gpu/bin.tgz
+tar cJf .gpu/bin.txz -C "$tmp" ablations microbench gemm-ablate
+ls -la .gpu/bin.txz
