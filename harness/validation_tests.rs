@@ -191,3 +191,48 @@ fn invalid_switch_combinations_name_the_rule() {
     assert!(err(parse_spec("rung3:stages=x")).contains("wants a number"));
     assert!(matches!(parse_spec("rung0"), Err(Error::Config(_))));
 }
+
+#[test]
+fn small_m_switches_name_their_rules() {
+    let spec = |s: &str| parse_spec(s).unwrap();
+    // Swap-AB stores the transposed tile from registers.
+    assert!(err(spec("rung10:swap_ab=1").validate()).contains("epilogue=direct"));
+    // Token tiles are wgmma n-sizes; the narrow ones need the direct epilogue.
+    assert!(err(spec("rung10:bn=100").validate()).contains("wgmma n-size"));
+    assert!(err(spec("rung10:bn=96").validate()).contains("epilogue=direct"));
+    assert!(spec("rung10:bn=192").validate().is_ok());
+    // Each CTA of a cluster loads a whole swizzle atom of B rows.
+    assert!(
+        err(spec("rung10:bn=8,epilogue=direct,stmatrix=0").validate()).contains("multiple of 8")
+    );
+    assert!(err(spec("3:evict_first=1").validate()).contains("needs a swizzle"));
+    assert!(err(spec("rung10:early_weights=1").validate()).contains("pdl"));
+    assert!(spec("rung10:pdl=1,early_weights=1").validate().is_ok());
+}
+
+#[test]
+fn swap_ab_tiles_the_transposed_problem() {
+    let c = parse_spec(&crate::kernel::dispatch::swap_ab_spec(1)).unwrap();
+    let s = shape("decode_m1");
+    let k = c.kernel_shape(&s);
+    assert_eq!((k.m, k.n, k.k), (8192, 1, 8192));
+    // 128 weight rows a tile, one 8-token tile: 64 tiles of 128 k-blocks.
+    assert_eq!(
+        (c.tile_rows(&s), c.tile_cols(&s), c.k_blocks(&s)),
+        (64, 1, 128)
+    );
+    c.validate_shape(&s).unwrap();
+    // Unswapped, the same sizes tile the problem as given.
+    let plain = Rung::Stmatrix.config();
+    assert_eq!(plain.kernel_shape(&s).m, 1);
+}
+
+#[test]
+fn a_wide_k_block_is_one_box_per_swizzle_span() {
+    let c = Rung::Swizzle128.config().with_tile_k(128);
+    assert_eq!(c.k_boxes(), 2);
+    let p = tma::operand(4096, 4096, 128, c.tile_k, c.swizzle).unwrap();
+    // The box is one 128-byte span wide; the stage holds two of them side by side.
+    assert_eq!(p.box_dims, vec![64, 128]);
+    assert_eq!(c.stage_bytes(), (c.bm() + c.bn) * 128 * 2);
+}

@@ -485,8 +485,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       }
       grid_dependency_wait();
       launch_dependents();
-#else
-      const u32 early = 0;
 #endif
       for (int i = 0; work_item(i, cluster_id, num_clusters, num_tiles, k_blocks, w); i++) {
         int tm, tn;
@@ -500,7 +498,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
           mbar_wait(empty_bar + 8 * s, (lap & 1) ^ 1, STAGE_SITE(ROLE_PRODUCER, BAR_EMPTY, s), rec);
 #endif
-          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, kb, rank, policy, pos < early);
+#if EARLY_WEIGHTS
+          const bool weights_loaded = pos < early;
+#else
+          const bool weights_loaded = false;
+#endif
+          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, kb, rank, policy, weights_loaded);
         }
       }
     }
