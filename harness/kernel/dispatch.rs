@@ -6,11 +6,11 @@
 //! - M <= 32: swap-AB (the weights fill wgmma's 64-row side, the tokens an n of 8, 16 or 32), an evict-first policy
 //!   on the weights, 4 stages (two CTAs' rings fit an SM, so the next launch's CTAs are resident before this one
 //!   ends), programmatic dependent launch: 1.06 at M = 1, against 1.20 for the 64x128 kernel below without them
-//!   (small-m-pdl and the first sweep of this session, results/h200/<commit>/explore/).
+//!   (tools/sweeps/small-m-pdl.txt, results/h200/88c50c9/pdl/; results/h200/0af4cf4/explore/).
 //! - M <= 64: one consumer warpgroup on 64x128 tiles, no cluster, 8 stages, stream-K over every tile, evict-first,
 //!   PDL: 1.077 at M = 64 (swap-AB measured 1.09-1.11 there).
 //! - M <= 96: swap-AB with 96-token tiles, 7 stages, evict-first, PDL: 1.14 at M = 96, against 1.20 with
-//!   128-token tiles (tools/sweeps/token-tiles-2.txt, results/h200/<commit>/).
+//!   128-token tiles (tools/sweeps/token-tiles-2.txt, results/h200/e86dfb1/).
 //! - M <= 128: swap-AB with 128-token tiles on two consumers of 64 weight rows, 6 stages, evict-first, PDL: 1.18 at
 //!   M = 128, against 1.21 on one consumer and 1.38 for the 64x128 kernel.
 //! - M <= 192 and fewer 256x256 cluster tiles than clusters: swap-AB with 192-token tiles (two consumers of 64
