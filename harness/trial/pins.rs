@@ -195,18 +195,11 @@ const PAST_SEED: [(&str, &str); 18] = [
 /// One run's estimate of a trial: (run, ratio, 95% interval low, high).
 type Estimate = (&'static str, f64, f64, f64);
 
-/// The first whole-suite run after the any-M and stream-K restructuring of the kernel's tile loop (commit b774589,
-/// two H200s): the pin of a trial whose measured effect that restructuring moved.
-const AFTER_STREAM_K: [(&str, &str); 1] = [(
-    "ablations-20261130T143838Z",
-    include_str!("../../results/h200/ablations-20261130T143838Z.json"),
-)];
-
-/// A ratio pinned from the b774589 whole-suite run (as `pinned_current_ratio`, within `floor` at least), for a
-/// trial whose effect the kernel's restructuring there moved; the earlier pin's runs are named beside it.
+/// A ratio pinned from the b774589 whole-suite run, the first after the any-M and stream-K restructuring of the
+/// kernel's tile loop (as `pinned_current_ratio`, within `floor` at least), for a trial whose effect that
+/// restructuring moved; the earlier pin's runs are named beside it.
 pub fn pinned_after_stream_k(trial: &str, floor: f64, hypothesis: &str) -> Expectation {
-    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    let runs = estimates(PARSED.get_or_init(|| parse(&AFTER_STREAM_K)), trial);
+    let runs = estimates(&whole_suite_runs()[..1], trial);
     assert!(
         !runs.is_empty(),
         "{trial}: the b774589 run does not hold it"
@@ -221,7 +214,8 @@ pub fn pinned_after_stream_k(trial: &str, floor: f64, hypothesis: &str) -> Expec
 }
 
 /// Whole-suite runs on two-GPU H200 hosts since the any-M and stream-K restructuring, the runs where a trial's ratio
-/// moved from one host to the next among them: b774589 (all green), 9c40536, 0797e18, 2de39eb, 243efda.
+/// moved from one host to the next among them: b774589 (all green, first: `pinned_after_stream_k` reads it),
+/// 9c40536, 0797e18, 2de39eb, 243efda.
 const WHOLE_SUITE: [(&str, &str); 5] = [
     (
         "ablations-20261130T143838Z",
@@ -257,13 +251,18 @@ pub const ACROSS_HOSTS: [&str; 4] = [
     "ladder::rung3_warpspec::decode_qkv",
 ];
 
+/// The whole-suite runs, parsed once.
+fn whole_suite_runs() -> &'static [(&'static str, Value)] {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    PARSED.get_or_init(|| parse(&WHOLE_SUITE))
+}
+
 /// A trial whose ratio moves between H200 hosts with the same kernel (its cubin unchanged): a ratio pinned from
 /// every rounds-method reference run and whole-suite run that holds it (as `pinned_current_ratio`, within `floor`
 /// at least, so as wide as the hosts disagreed), keeping the hypothesis it leaves unsettled.
 pub fn pinned_across_hosts(trial: &str, hypothesis: &str, floor: f64) -> Expectation {
-    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
     let mut runs = current(trial);
-    runs.extend(estimates(PARSED.get_or_init(|| parse(&WHOLE_SUITE)), trial));
+    runs.extend(estimates(whole_suite_runs(), trial));
     assert!(runs.len() >= 2, "{trial}: fewer than two runs hold it");
     pinned_ratio_from(&runs, floor).refuting(format!(
         "{hypothesis}: not settled on the H200; the same kernel measured {} on different hosts",
