@@ -38,6 +38,15 @@ fn token_tile(m: usize) -> usize {
         .unwrap_or(128)
 }
 
+/// Swap-AB with stream-K over every tile and no cluster: `consumers` warpgroups sharing 128 weight rows a tile,
+/// `bn` tokens a tile, `stages` ring positions, the transposed direct epilogue.
+fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
+    format!(
+        "rung10:streamk=1,cluster=1,consumers={consumers},wg_m={},bn={bn},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1",
+        128 / consumers
+    )
+}
+
 /// The spec `auto` runs for this shape on a GPU with this many SMs, and the rule that chose it.
 pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
@@ -45,8 +54,8 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     if shape.m <= 32 {
         (
             format!(
-                "rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn={},stages=4,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1",
-                token_tile(shape.m)
+                "{},evict_first=1,pdl=1",
+                swap_ab_kernel(1, token_tile(shape.m), 4)
             ),
             "M <= 32: swap-AB, evict-first weights, 4 stages, PDL",
         )
@@ -57,17 +66,17 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
         )
     } else if shape.m <= 96 {
         (
-            "rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn=96,stages=7,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
+            format!("{},evict_first=1,pdl=1", swap_ab_kernel(1, 96, 7)),
             "M <= 96: swap-AB with 96-token tiles, evict-first weights, PDL",
         )
     } else if shape.m <= 128 {
         (
-            "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn=128,stages=6,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
+            format!("{},evict_first=1,pdl=1", swap_ab_kernel(2, 128, 6)),
             "M <= 128: swap-AB with 128-token tiles on two consumers, evict-first weights, PDL",
         )
     } else if shape.m <= 192 && cluster_tiles < clusters {
         (
-            "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn=192,stages=5,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1".to_string(),
+            format!("{},evict_first=1,pdl=1", swap_ab_kernel(2, 192, 5)),
             "M <= 192, under one wave of tiles: swap-AB with 192-token tiles, evict-first weights, PDL",
         )
     } else if shape.m <= 256 && cluster_tiles < clusters {
@@ -116,7 +125,7 @@ pub fn swap_ab_spec(m: usize) -> String {
     let n = token_tile(m);
     // 8 stages of 16 KB of weights as in SMALL_M_SPEC; at n = 128 a stage is 32 KB and 6 is what fits.
     let stages = if n == 128 { 6 } else { 8 };
-    format!("rung10:streamk=1,cluster=1,consumers=1,wg_m=128,bn={n},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1")
+    swap_ab_kernel(1, n, stages)
 }
 
 /// The kernel `auto` ran for each shape of the programmatic-dependent-launch trials when H18 was written (the
