@@ -6,6 +6,7 @@
 //!                                       (--all: every primitive, as compiled)
 //!   gemm-ablate diff RUNG RUNG          what changes between two rungs' kernels
 //!   gemm-ablate compare SHAPE BASE CAND  check both, time CAND against BASE (specs like `rung8:cluster=1`, or cublas)
+//!   gemm-ablate build SPEC... [bf16]    compile each variant with NVRTC (no GPU needed): registers, spills, warnings
 //!   gemm-ablate list                    the rungs and what each adds
 //!   gemm-ablate device                  what the GPU is
 //!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
@@ -24,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | list | device | agree FILE... | report FILE... [--out DIR] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | list | device | agree FILE... | report FILE... [--out DIR] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16]]");
     ExitCode::from(2)
 }
 
@@ -109,6 +110,7 @@ fn main() -> ExitCode {
         Some("report") => report(&args[1..]),
         Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
         Some("profile") if args.len() >= 3 => profile(&args[1..]),
+        Some("build") if args.len() >= 2 => build(&args[1..]),
         Some("list") => {
             print!("{}", harness::report::text::list_text());
             ExitCode::SUCCESS
@@ -417,4 +419,46 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
         println!("results written to {}", p.display());
     }
     ExitCode::SUCCESS
+}
+
+/// Compiles each variant (its switches checked first) and prints what ptxas reports: a spec that does not build,
+/// or spills, is found here rather than on a lent GPU. Fails if any does not compile or spills.
+fn build(args: &[String]) -> ExitCode {
+    let dtype = args
+        .iter()
+        .find_map(|a| DType::parse(a))
+        .unwrap_or(DType::F16);
+    let mut ok = true;
+    for spec in args.iter().filter(|a| DType::parse(a).is_none()) {
+        let built = harness::kernel::ladder::parse_spec(spec)
+            .and_then(|config| config.validate().map(|_| config))
+            .and_then(|config| {
+                harness::gpu::compile::compile(spec, &source::gemm_program(&config, dtype))
+            });
+        match built {
+            Ok(compiled) => {
+                let r = &compiled.report;
+                let regs = r.functions.iter().map(|f| f.registers).max().unwrap_or(0);
+                let spills = r.spills();
+                ok &= spills == 0;
+                println!(
+                    "{spec} ({}): {regs} registers, {spills} bytes spilled{}",
+                    dtype.name(),
+                    r.warnings
+                        .iter()
+                        .map(|w| format!("; ptxas: {w}"))
+                        .collect::<String>()
+                );
+            }
+            Err(e) => {
+                ok = false;
+                println!("{spec} ({}): {e}", dtype.name());
+            }
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

@@ -199,8 +199,22 @@ fn small_m_switches_name_their_rules() {
     assert!(err(spec("rung10:swap_ab=1").validate()).contains("epilogue=direct"));
     // Token tiles are wgmma n-sizes; the narrow ones need the direct epilogue.
     assert!(err(spec("rung10:bn=100").validate()).contains("wgmma n-size"));
+    assert!(
+        err(spec("rung10:bn=264,epilogue=direct,stmatrix=0").validate()).contains("wgmma n-size")
+    );
     assert!(err(spec("rung10:bn=96").validate()).contains("epilogue=direct"));
+    assert!(err(spec("rung10:bn=320").validate()).contains("wgmma n-size"));
     assert!(spec("rung10:bn=192").validate().is_ok());
+    // Any multiple of 8 with the direct epilogue (H26), as long as a cluster's CTAs split it in whole atoms.
+    assert!(spec("rung10:bn=208,epilogue=direct,stmatrix=0")
+        .validate()
+        .is_ok());
+    assert!(
+        err(spec("rung10:bn=200,epilogue=direct,stmatrix=0").validate()).contains("multiple of 8")
+    );
+    assert!(spec("rung10:bn=200,cluster=1,epilogue=direct,stmatrix=0")
+        .validate()
+        .is_ok());
     // Each CTA of a cluster loads a whole swizzle atom of B rows.
     assert!(
         err(spec("rung10:bn=8,epilogue=direct,stmatrix=0").validate()).contains("multiple of 8")

@@ -275,23 +275,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 st
       const u64 da = smem_desc(stage_addr + box * BM * ROW_BYTES + (a_row0 + a * 64) * ROW_BYTES + step, DESC_LBO,
                                DESC_SBO, DESC_LAYOUT);
       const u32 scale_d = (accumulate || kk > 0) ? 1u : 0u;
-#if BN == 256
-      wgmma_m64n256k16(acc[a], da, db, scale_d);
-#elif BN == 192
-      wgmma_m64n192k16(acc[a], da, db, scale_d);
-#elif BN == 128
-      wgmma_m64n128k16(acc[a], da, db, scale_d);
-#elif BN == 96
-      wgmma_m64n96k16(acc[a], da, db, scale_d);
-#elif BN == 64
-      wgmma_m64n64k16(acc[a], da, db, scale_d);
-#elif BN == 32
-      wgmma_m64n32k16(acc[a], da, db, scale_d);
-#elif BN == 16
-      wgmma_m64n16k16(acc[a], da, db, scale_d);
-#else
-      wgmma_m64n8k16(acc[a], da, db, scale_d);
-#endif
+      wgmma_m64nBNk16(acc[a], da, db, scale_d);
     }
   }
   wgmma_commit();

@@ -336,114 +336,84 @@ __device__ __forceinline__ void stmatrix_x4(u32 addr, u32 r0, u32 r1, u32 r2, u3
                : "memory");
 }
 
-// m64n8k16 .. m64n64k16, m64n96k16, m64n192k16 (swap-AB: the tokens are the n side), fp32 accumulators: n/2
-// registers per thread.
-__device__ __forceinline__ void wgmma_m64n8k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
+// wgmma m64nBNk16 for the tile width BN (any multiple of 8 up to 256; swap-AB's token tiles are the small ones),
+// fp32 accumulators: BN / 2 registers per thread. Inline PTX needs one operand per accumulator register, so the
+// lists below grow by one 8-column block (4 registers) a line and the wrapper picks the one for BN. The
+// descriptors and scale come first (%0-%2, read-write only so their numbers stay fixed), the accumulators after.
+#ifdef BN
+#define WGMMA_REGS_8 "%3, %4, %5, %6"
+#define WGMMA_REGS_16 WGMMA_REGS_8 ", %7, %8, %9, %10"
+#define WGMMA_REGS_24 WGMMA_REGS_16 ", %11, %12, %13, %14"
+#define WGMMA_REGS_32 WGMMA_REGS_24 ", %15, %16, %17, %18"
+#define WGMMA_REGS_40 WGMMA_REGS_32 ", %19, %20, %21, %22"
+#define WGMMA_REGS_48 WGMMA_REGS_40 ", %23, %24, %25, %26"
+#define WGMMA_REGS_56 WGMMA_REGS_48 ", %27, %28, %29, %30"
+#define WGMMA_REGS_64 WGMMA_REGS_56 ", %31, %32, %33, %34"
+#define WGMMA_REGS_72 WGMMA_REGS_64 ", %35, %36, %37, %38"
+#define WGMMA_REGS_80 WGMMA_REGS_72 ", %39, %40, %41, %42"
+#define WGMMA_REGS_88 WGMMA_REGS_80 ", %43, %44, %45, %46"
+#define WGMMA_REGS_96 WGMMA_REGS_88 ", %47, %48, %49, %50"
+#define WGMMA_REGS_104 WGMMA_REGS_96 ", %51, %52, %53, %54"
+#define WGMMA_REGS_112 WGMMA_REGS_104 ", %55, %56, %57, %58"
+#define WGMMA_REGS_120 WGMMA_REGS_112 ", %59, %60, %61, %62"
+#define WGMMA_REGS_128 WGMMA_REGS_120 ", %63, %64, %65, %66"
+#define WGMMA_REGS_136 WGMMA_REGS_128 ", %67, %68, %69, %70"
+#define WGMMA_REGS_144 WGMMA_REGS_136 ", %71, %72, %73, %74"
+#define WGMMA_REGS_152 WGMMA_REGS_144 ", %75, %76, %77, %78"
+#define WGMMA_REGS_160 WGMMA_REGS_152 ", %79, %80, %81, %82"
+#define WGMMA_REGS_168 WGMMA_REGS_160 ", %83, %84, %85, %86"
+#define WGMMA_REGS_176 WGMMA_REGS_168 ", %87, %88, %89, %90"
+#define WGMMA_REGS_184 WGMMA_REGS_176 ", %91, %92, %93, %94"
+#define WGMMA_REGS_192 WGMMA_REGS_184 ", %95, %96, %97, %98"
+#define WGMMA_REGS_200 WGMMA_REGS_192 ", %99, %100, %101, %102"
+#define WGMMA_REGS_208 WGMMA_REGS_200 ", %103, %104, %105, %106"
+#define WGMMA_REGS_216 WGMMA_REGS_208 ", %107, %108, %109, %110"
+#define WGMMA_REGS_224 WGMMA_REGS_216 ", %111, %112, %113, %114"
+#define WGMMA_REGS_232 WGMMA_REGS_224 ", %115, %116, %117, %118"
+#define WGMMA_REGS_240 WGMMA_REGS_232 ", %119, %120, %121, %122"
+#define WGMMA_REGS_248 WGMMA_REGS_240 ", %123, %124, %125, %126"
+#define WGMMA_REGS_256 WGMMA_REGS_248 ", %127, %128, %129, %130"
+#define WGMMA_ACC_8(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define WGMMA_ACC_16(d) WGMMA_ACC_8(d), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define WGMMA_ACC_24(d) WGMMA_ACC_16(d), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+#define WGMMA_ACC_32(d) WGMMA_ACC_24(d), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define WGMMA_ACC_40(d) WGMMA_ACC_32(d), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+#define WGMMA_ACC_48(d) WGMMA_ACC_40(d), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+#define WGMMA_ACC_56(d) WGMMA_ACC_48(d), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+#define WGMMA_ACC_64(d) WGMMA_ACC_56(d), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define WGMMA_ACC_72(d) WGMMA_ACC_64(d), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35])
+#define WGMMA_ACC_80(d) WGMMA_ACC_72(d), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+#define WGMMA_ACC_88(d) WGMMA_ACC_80(d), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+#define WGMMA_ACC_96(d) WGMMA_ACC_88(d), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+#define WGMMA_ACC_104(d) WGMMA_ACC_96(d), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51])
+#define WGMMA_ACC_112(d) WGMMA_ACC_104(d), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+#define WGMMA_ACC_120(d) WGMMA_ACC_112(d), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59])
+#define WGMMA_ACC_128(d) WGMMA_ACC_120(d), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define WGMMA_ACC_136(d) WGMMA_ACC_128(d), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67])
+#define WGMMA_ACC_144(d) WGMMA_ACC_136(d), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+#define WGMMA_ACC_152(d) WGMMA_ACC_144(d), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
+#define WGMMA_ACC_160(d) WGMMA_ACC_152(d), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+#define WGMMA_ACC_168(d) WGMMA_ACC_160(d), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+#define WGMMA_ACC_176(d) WGMMA_ACC_168(d), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+#define WGMMA_ACC_184(d) WGMMA_ACC_176(d), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91])
+#define WGMMA_ACC_192(d) WGMMA_ACC_184(d), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define WGMMA_ACC_200(d) WGMMA_ACC_192(d), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99])
+#define WGMMA_ACC_208(d) WGMMA_ACC_200(d), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+#define WGMMA_ACC_216(d) WGMMA_ACC_208(d), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107])
+#define WGMMA_ACC_224(d) WGMMA_ACC_216(d), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+#define WGMMA_ACC_232(d) WGMMA_ACC_224(d), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115])
+#define WGMMA_ACC_240(d) WGMMA_ACC_232(d), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119])
+#define WGMMA_ACC_248(d) WGMMA_ACC_240(d), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123])
+#define WGMMA_ACC_256(d) WGMMA_ACC_248(d), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define WGMMA_PASTE_(a, b) a##b
+#define WGMMA_PASTE(a, b) WGMMA_PASTE_(a, b)
+#define WGMMA_STR_(x) #x
+#define WGMMA_STR(x) WGMMA_STR_(x)
+__device__ __forceinline__ void wgmma_m64nBNk16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n" WGMMA_STR(BN) "k16.f32." WGMMA_AB "." WGMMA_AB " "
+      "{" WGMMA_PASTE(WGMMA_REGS_, BN) "}, %0, %1, p, 1, 1, 0, 0;\n}\n"
+      : "+l"(desc_a), "+l"(desc_b), "+r"(scale_d), WGMMA_PASTE(WGMMA_ACC_, BN)(d));
 }
-
-__device__ __forceinline__ void wgmma_m64n16k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n32k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n64k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n96k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n96k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_m64n192k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n192k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// m64n128k16, fp32 accumulators: 64 registers per thread.
-__device__ __forceinline__ void wgmma_m64n128k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{" 
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// m64n256k16, fp32 accumulators: 128 registers per thread.
-__device__ __forceinline__ void wgmma_m64n256k16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{" 
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
+#endif

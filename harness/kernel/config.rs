@@ -247,13 +247,13 @@ impl GemmConfig {
                 self.k_boxes()
             ));
         }
-        if !matches!(self.bn, 8 | 16 | 32 | 64 | 96 | 128 | 192 | 256) {
+        if self.bn == 0 || self.bn > 256 || !self.bn.is_multiple_of(8) {
             return config_err(format!(
-                "tile width bn must be 8, 16, 32, 64, 96, 128, 192 or 256 (a wgmma n-size), got {}",
+                "tile width bn must be a wgmma n-size: a multiple of 8 from 8 to 256, got {}",
                 self.bn
             ));
         }
-        if self.bn < 128 && self.epilogue_tma {
+        if self.epilogue_tma && !matches!(self.bn, 128 | 192 | 256) {
             return config_err(format!(
                 "a tile {} wide needs epilogue=direct: the TMA epilogue stores 64x64 chunks of 128-, 192- or 256-wide tiles",
                 self.bn

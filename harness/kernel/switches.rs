@@ -123,7 +123,7 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "bn",
         define: Some("BN"),
-        doc: "tile width: 128, 192 or 256; 8, 16, 32, 64 or 96 with epilogue=direct (swap-AB's token tiles)",
+        doc: "tile width: 128, 192 or 256; any multiple of 8 up to 256 with epilogue=direct (swap-AB's token tiles)",
         value: |c| c.bn,
         set: |c, v| assign(&mut c.bn, number("bn", v)),
     },
