@@ -471,17 +471,35 @@ fn mine() -> Vec<GpuTrial> {
 
 /// Every rung on a small shape: what compute-sanitizer runs (memcheck, racecheck, synccheck; see the README).
 fn sanitize() -> Vec<GpuTrial> {
-    Rung::ALL
-        .iter()
-        .map(|r| {
-            correct(
-                &format!("sanitize::{}::small", r.name()),
-                VariantSpec::gemm(r.name(), r.config()),
-                "small",
-                DType::F16,
-            )
-        })
-        .collect()
+    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    let rungs = Rung::ALL.iter().map(|r| {
+        correct(
+            &format!("sanitize::{}::small", r.name()),
+            VariantSpec::gemm(r.name(), r.config()),
+            "small",
+            DType::F16,
+        )
+    });
+    // Each kernel family `auto` runs, chosen for the shape named and run on the small problem (256x512x512: partial
+    // token tiles for the 208-token split, two waves of whole tiles for the rest).
+    let auto_kernels = [
+        ("swap_ab_streamk", "decode_m1"),
+        ("small_m_streamk", "decode_m64"),
+        ("swap_ab_whole", "decode_m128"),
+        ("token_split", "attn_out_777"),
+        ("decode_streamk", "decode_attn_out"),
+    ]
+    .into_iter()
+    .map(|(family, chosen_for)| {
+        let (label, config) = auto_variant(&shape(chosen_for), H200_SMS);
+        correct(
+            &format!("sanitize::auto::{family}::small"),
+            VariantSpec::gemm(label, config),
+            "small",
+            DType::F16,
+        )
+    });
+    rungs.chain(auto_kernels).collect()
 }
 
 /// Switches on the rungs past the seed, each against the rung it is flipped on (ablations/HYPOTHESES.md).
@@ -632,6 +650,8 @@ fn auto_correct() -> Vec<GpuTrial> {
         ("tokens_384", DType::BF16),
         ("decode_m16", DType::BF16),
         ("decode_m128", DType::BF16),
+        ("decode_m160", DType::BF16),
+        ("attn_out_777", DType::BF16),
     ]
     .into_iter()
     .map(|(s, dtype)| {
@@ -911,6 +931,52 @@ fn small_m() -> Vec<GpuTrial> {
             dtype,
         )
     });
+    // H25: the token tile multicast over a 2-CTA cluster, against auto's swap-AB kernels at 883979f (no cluster).
+    let multicast_tokens = [("decode_m128", 128, 6), ("decode_m192", 192, 5)]
+        .into_iter()
+        .map(move |(s, bn, stages)| {
+            let name = format!("beyond::multicast_tokens::{s}");
+            let base = format!("{},evict_first=1,pdl=1", swap_ab_kernel_at_883979f(bn, stages));
+            let cand = base.replace("cluster=1", "cluster=2");
+            configs(
+                &name,
+                (&base, spec(&base)),
+                (&cand, spec(&cand)),
+                s,
+                past(
+                    &name,
+                    Verdict::Faster,
+                    "ablations/HYPOTHESES.md H25: faster by 3-8%: without a cluster every CTA reads the whole token \
+                     tile from L2 each k-block, as many bytes as the weights it streams",
+                ),
+            )
+        });
+    // H26: token tiles of any multiple of 8, against the tile auto ran at 883979f.
+    let any_width = [
+        (
+            "decode_m160",
+            format!("{},evict_first=1,pdl=1", swap_ab_kernel_at_883979f(192, 5)),
+            format!("{},evict_first=1,pdl=1", swap_ab_kernel_at_883979f(160, 5)),
+            "a 160-token tile against the 192-token one at M = 160: faster by 3-10% (a sixth of the MMAs are padding)",
+        ),
+        (
+            "attn_out_777",
+            "rung10:streamk=1".to_string(),
+            "rung10:cluster=2,consumers=2,wg_m=64,bn=208,epilogue=direct,stmatrix=0,swap_ab=1,stages=5".to_string(),
+            "208-token tiles (4 hold 832 rows) against 256-row cluster tiles (1024 rows) at M = 777: faster by 15-25%",
+        ),
+    ]
+    .into_iter()
+    .map(move |(s, base, cand, why)| {
+        let name = format!("beyond::token_tile_any::{s}");
+        configs(
+            &name,
+            (&base, spec(&base)),
+            (&cand, spec(&cand)),
+            s,
+            past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H26: {why}")),
+        )
+    });
     swap.chain(swap_correct)
         .chain([partial_tokens])
         .chain(evict)
@@ -919,7 +985,16 @@ fn small_m() -> Vec<GpuTrial> {
         .chain(wide_correct)
         .chain([two_ctas])
         .chain(matched)
+        .chain(multicast_tokens)
+        .chain(any_width)
         .collect()
+}
+
+/// Swap-AB as `auto` ran it at 883979f for 96 < M <= 192: two consumers of 64 weight rows, no cluster, stream-K.
+fn swap_ab_kernel_at_883979f(bn: usize, stages: u32) -> String {
+    format!(
+        "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn={bn},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1"
+    )
 }
 
 fn gpu_trials() -> Vec<GpuTrial> {

@@ -11,17 +11,24 @@
 //!   PDL: 1.077 at M = 64 (swap-AB measured 1.09-1.11 there).
 //! - M <= 96: swap-AB with 96-token tiles, 7 stages, evict-first, PDL: 1.14 at M = 96, against 1.20 with
 //!   128-token tiles (tools/sweeps/token-tiles-2.txt, results/h200/e86dfb1/).
-//! - M <= 128: swap-AB with 128-token tiles on two consumers of 64 weight rows, 6 stages, evict-first, PDL: 1.18 at
-//!   M = 128, against 1.21 on one consumer and 1.38 for the 64x128 kernel.
-//! - M <= 192 and fewer 256x256 cluster tiles than clusters: swap-AB with 192-token tiles (two consumers of 64
-//!   weight rows), evict-first, PDL: 1.27 at M = 192 and 1.44 at M = 160, against 1.39 and 1.79 for the kernel
-//!   below (ablations/HYPOTHESES.md H24, results/h200/5be6541/).
+//! - 96 < M <= 192 with the weights in one wave of 128-row cluster tiles (N <= 128 x clusters): swap-AB with the
+//!   token tile M rounded up to 16, one consumer of 64 weight rows, 2-CTA clusters multicasting the tokens, whole
+//!   tiles, evict-first, PDL: 1.07 at M = 112, 1.13 at 128, 1.18 at 160, 1.20 at 192, against 1.18, 1.18, 1.47 and
+//!   1.28 for the kernels before (ablations/HYPOTHESES.md H25 and H26; tools/sweeps/token-split.txt,
+//!   results/h200/6b2f830/token-split/). With more weight rows: the same tokens on two consumers, stream-K.
 //! - M <= 256 and fewer 256x256 cluster tiles than clusters (decode_attn_out, decode_qkv, decode_mlp_down): rung 10
-//!   with 128-wide tiles, 6 stages, stream-K over every tile, evict-first, PDL: 1.10 on decode_attn_out.
-//! - fewer cluster tiles than two waves of clusters (decode_mlp_up; M = 384 to about 1000 at N = 8192): rung 10
+//!   with 128-wide tiles, 6 stages, stream-K over every tile, evict-first, PDL: 1.10 on decode_attn_out (swap-AB
+//!   with 224- and 256-token tiles measured 1.00 and 1.16-1.23 against 0.99 and 1.10).
+//! - M > 256 where splitting the tokens into T tiles of M / T (rounded up to 16) wastes less than 256-row tiles:
+//!   swap-AB with that token tile, two consumers of 64 weight rows, 2-CTA clusters multicasting the tokens, whole
+//!   tiles, PDL (no evict-first: the weights are read once per token tile). T is the split with the least waves of
+//!   cluster tiles times tile cost (`token_split`), taken when that is at least 10% under rung 10's: 1.04 at M = 320 and 384, 0.93
+//!   at 448, 1.07 at 640, 1.09 at 777, 1.05 at 896, against 1.35, 1.13, 1.10, 1.26, 1.30 and 1.18 (H26;
+//!   results/h200/VALIDATE/multicast-tokens/, results/h200/6b2f830/token-split/). At M = 1000 the split saves
+//!   nothing (1.03 either way) and rung 10 stays.
+//! - fewer cluster tiles than two waves of clusters (decode_mlp_up; M = 512 and about 1000 at N = 8192): rung 10
 //!   with stream-K over every tile, plus evict-first and PDL where one tile row holds every token (M <= 256: the
-//!   weights are read once): 0.89 on decode_mlp_up; 1.31 at M = 777. Up to M = 384, 128-row tiles without a
-//!   cluster instead: 1.12 at M = 384 against 1.39 (H24); at M = 777 they measured 1.79 against 1.31, so not there.
+//!   weights are read once): 0.89 on decode_mlp_up.
 //! - otherwise rung 10 (whole tiles; stream-K on the last waves measured slower, H15 in ablations/HYPOTHESES.md).
 //!
 //! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
@@ -69,30 +76,35 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
             format!("{},evict_first=1,pdl=1", swap_ab_kernel(1, 96, 7)),
             "M <= 96: swap-AB with 96-token tiles, evict-first weights, PDL",
         )
-    } else if shape.m <= 128 {
+    } else if shape.m <= 192 && shape.n.div_ceil(128) <= clusters {
+        let bn = shape.m.next_multiple_of(16);
         (
-            format!("{},evict_first=1,pdl=1", swap_ab_kernel(2, 128, 6)),
-            "M <= 128: swap-AB with 128-token tiles on two consumers, evict-first weights, PDL",
+            deepest_ring(&format!("{},evict_first=1,pdl=1", swap_ab_whole_kernel(1, bn))),
+            "96 < M <= 192, the weights in one wave of 128-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL",
         )
-    } else if shape.m <= 192 && cluster_tiles < clusters {
+    } else if shape.m <= 192 {
+        let bn = shape.m.next_multiple_of(16);
         (
-            format!("{},evict_first=1,pdl=1", swap_ab_kernel(2, 192, 5)),
-            "M <= 192, under one wave of tiles: swap-AB with 192-token tiles, evict-first weights, PDL",
+            deepest_ring(&format!(
+                "{},streamk=1,evict_first=1,pdl=1",
+                swap_ab_whole_kernel(2, bn)
+            )),
+            "96 < M <= 192: swap-AB, token tile M rounded up to 16, 128 weight rows a CTA, tokens multicast, stream-K, evict-first weights, PDL",
         )
     } else if shape.m <= 256 && cluster_tiles < clusters {
         (
             format!("{DECODE_SPEC},evict_first=1,pdl=1"),
             "M <= 256, under one wave of tiles: 128-wide tiles, stream-K over every tile, evict-first weights, PDL",
         )
+    } else if let Some(bn) = token_split(shape, clusters) {
+        (
+            deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, bn))),
+            "M > 256, split into token tiles that waste less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
+        )
     } else if cluster_tiles < 2 * clusters && shape.m <= 256 {
         (
             "rung10:streamk=1,evict_first=1,pdl=1".to_string(),
             "M <= 256, under two waves of tiles: stream-K over every tile, evict-first weights, PDL",
-        )
-    } else if shape.m <= 384 && cluster_tiles < 2 * clusters {
-        (
-            "rung10:cluster=1,streamk=1".to_string(),
-            "M <= 384, under two waves of tiles: 128-row tiles without a cluster, stream-K over every tile",
         )
     } else if cluster_tiles < 2 * clusters {
         (
@@ -102,6 +114,49 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     } else {
         ("rung10".to_string(), "two waves or more: whole tiles")
     }
+}
+
+/// Swap-AB with whole tiles on 2-CTA clusters along the weights (the token tile multicast to both):
+/// `consumers` warpgroups of 64 weight rows each, `bn` tokens a tile, the transposed direct epilogue; the ring depth
+/// is left to `deepest_ring`.
+fn swap_ab_whole_kernel(consumers: u32, bn: usize) -> String {
+    format!(
+        "rung10:cluster=2,consumers={consumers},wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1"
+    )
+}
+
+/// The spec with the most ring stages (up to 8) whose shared memory fits a CTA.
+fn deepest_ring(spec: &str) -> String {
+    (2..=8u32)
+        .rev()
+        .map(|stages| format!("{spec},stages={stages}"))
+        .find(|s| parse_spec(s).is_ok_and(|c| c.validate().is_ok()))
+        .expect("two stages of any swap-AB tile fit")
+}
+
+/// For M > 256: the token tile of the split into T tiles (T from ceil(M / 256) to 3 more, M / T rounded up to 16)
+/// whose waves of 256-weight-row cluster tiles times tile cost is least, if that is at least 10% under rung 10's
+/// 256x256 cluster tiles. A tile's cost is taken as its width plus 32 rows for what every tile pays whatever its
+/// width (filling the ring, the epilogue): a model, checked at the token counts the module notes list. None:
+/// rung 10 wastes no more.
+fn token_split(shape: &Shape, clusters: usize) -> Option<usize> {
+    const FIXED_ROWS: usize = 32;
+    if shape.m <= 256 {
+        return None;
+    }
+    let weight_tiles = shape.n.div_ceil(256);
+    let cost = |token_tiles: usize, width: usize| {
+        (token_tiles * weight_tiles).div_ceil(clusters) * (width + FIXED_ROWS)
+    };
+    let first = shape.m.div_ceil(256);
+    let rung10 = cost(first, 256);
+    let (best, bn) = (first..first + 4)
+        .map(|t| {
+            let bn = shape.m.div_ceil(t).next_multiple_of(16);
+            (cost(t, bn), bn)
+        })
+        .min_by_key(|&(cost, _)| cost)?; // on a tie, the fewer, wider tiles
+    (best * 10 <= rung10 * 9).then_some(bn)
 }
 
 /// `auto` for this shape: the label records carry (`auto=SPEC`) and the configuration.
@@ -158,9 +213,31 @@ mod tests {
             format!("{SMALL_M_SPEC},evict_first=1,pdl=1")
         );
         assert!(pick(&Shape::new("t", 96, 8192, 8192)).contains("bn=96,"));
-        assert!(pick(&shape("decode_m128")).contains("consumers=2,wg_m=64,bn=128,stages=6,"));
-        assert!(pick(&shape("decode_m192")).contains("bn=192,"));
-        assert_eq!(pick(&shape("tokens_384")), "rung10:cluster=1,streamk=1");
+        // 96 < M <= 192: whole tiles of 64 weight rows and M rounded up to 16 tokens, the tokens multicast.
+        let whole = "rung10:cluster=2,consumers=1,wg_m=64,bn=";
+        assert!(pick(&shape("decode_m128")).starts_with(&format!("{whole}128,")));
+        assert!(pick(&shape("decode_m160")).starts_with(&format!("{whole}160,")));
+        assert!(pick(&Shape::new("t", 97, 8192, 8192)).starts_with(&format!("{whole}112,")));
+        assert!(pick(&shape("decode_m192")).starts_with(&format!("{whole}192,")));
+        // More weight rows than one wave of such tiles: two consumers and stream-K.
+        let wide = pick(&Shape::new("t", 128, 28672, 8192));
+        assert!(wide.contains("consumers=2,wg_m=64,bn=128,") && wide.contains("streamk=1"));
+        // M > 256: the token split with the least waves x (width + 32), when 10% under rung 10's.
+        let split = "rung10:cluster=2,consumers=2,wg_m=64,bn=";
+        assert!(pick(&shape("tokens_384")).starts_with(&format!("{split}192,")));
+        assert!(pick(&shape("attn_out_777")).starts_with(&format!("{split}208,")));
+        assert!(pick(&shape("tokens_777")).starts_with(&format!("{split}208,")));
+        assert!(pick(&Shape::new("t", 640, 8192, 8192)).starts_with(&format!("{split}160,")));
+        assert!(!pick(&shape("tokens_777")).contains("evict_first"));
+        assert_eq!(token_split(&Shape::new("t", 1000, 8192, 8192), 66), None);
+        assert_eq!(token_split(&Shape::new("t", 512, 8192, 8192), 66), None);
+        // A tie goes to the fewer, wider tiles (M = 384, N = 28672: 2 x 192 and 4 x 96 cost the same).
+        assert_eq!(
+            token_split(&Shape::new("t", 384, 28672, 8192), 66),
+            Some(192)
+        );
+        // Every ring is as deep as shared memory allows, up to 8 stages.
+        assert!(pick(&shape("attn_out_777")).ends_with("stages=5"));
         // M = 256: 32-40 cluster tiles for 66 clusters, or 112.
         for s in ["decode_attn_out", "decode_qkv", "decode_mlp_down"] {
             assert_eq!(
@@ -173,9 +250,8 @@ mod tests {
             pick(&shape("decode_mlp_up")),
             "rung10:streamk=1,evict_first=1,pdl=1"
         );
-        assert_eq!(pick(&Shape::new("t", 777, 8192, 8192)), "rung10:streamk=1");
-        // N = 28672: 448 cluster tiles.
-        assert_eq!(pick(&shape("tokens_777")), "rung10");
+        assert_eq!(pick(&Shape::new("t", 1000, 8192, 8192)), "rung10:streamk=1");
+        assert_eq!(pick(&shape("prefill_1500")), "rung10");
         for s in ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"] {
             assert_eq!(pick(&shape(s)), "rung10", "{s}");
         }
@@ -196,8 +272,10 @@ mod tests {
             shape("decode_m32"),
             shape("decode_m64"),
             shape("decode_m128"),
+            shape("decode_m160"),
             shape("decode_m192"),
             shape("tokens_384"),
+            shape("attn_out_777"),
             shape("decode_mlp_up"),
             shape("tokens_777"),
             shape("prefill_1500"),

@@ -121,11 +121,12 @@ pub fn extra_shapes() -> Vec<Shape> {
 }
 
 /// Token counts that are not tile multiples (issue 11, "any M"): decode of Llama-3-70B's attention output
-/// (N = K = 8192) at M = 1 to 192 and 384 tokens, a prefill of 1500 tokens, 777 tokens through the MLP up projection, and 1000^3
+/// (N = K = 8192) at M = 1 to 192 and 384 tokens, a prefill of 1500 tokens, 777 tokens through the MLP up projection
+/// and through the attention output, and 1000^3
 /// (N and K off every tile width and tile_k too). For the `correct::any_m::*` trials and `compare`; they are not
 /// standard shapes, so the ladder and the step trials do not run them.
 pub fn token_count_shapes() -> Vec<Shape> {
-    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128, 192]
+    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128, 160, 192]
         .iter()
         .map(|&m| Shape::new(&format!("decode_m{m}"), m, 8192, 8192))
         .collect();
@@ -133,6 +134,7 @@ pub fn token_count_shapes() -> Vec<Shape> {
         Shape::new("tokens_384", 384, 8192, 8192),
         Shape::new("prefill_1500", 1500, 8192, 8192),
         Shape::new("tokens_777", 777, 28672, 8192),
+        Shape::new("attn_out_777", 777, 8192, 8192),
         Shape::new("square1000", 1000, 1000, 1000),
     ]);
     shapes
@@ -234,10 +236,12 @@ mod parse_tests {
                 "decode_m32",
                 "decode_m64",
                 "decode_m128",
+                "decode_m160",
                 "decode_m192",
                 "tokens_384",
                 "prefill_1500",
                 "tokens_777",
+                "attn_out_777",
                 "square1000"
             ]
         );
