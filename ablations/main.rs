@@ -480,18 +480,22 @@ fn sanitize() -> Vec<GpuTrial> {
             DType::F16,
         )
     });
-    // Each kernel family `auto` runs, chosen for the shape named and run on the small problem (256x512x512: partial
-    // token tiles for the 208-token split, two waves of whole tiles for the rest).
+    // Each kernel family `auto` runs, as chosen for the token count and N given, run on the small problem
+    // (256x512x512: partial token tiles for the 208-token split, whole tiles or stream-K for the rest).
     let auto_kernels = [
-        ("swap_ab_streamk", "decode_m1"),
-        ("small_m_streamk", "decode_m64"),
-        ("swap_ab_whole", "decode_m128"),
-        ("token_split", "attn_out_777"),
-        ("decode_streamk", "decode_attn_out"),
+        ("swap_ab_whole", 1, 8192),
+        ("swap_ab_streamk", 1, 28672),
+        ("small_m_streamk", 64, 28672),
+        ("swap_ab_two_consumers_streamk", 128, 28672),
+        ("token_split", 777, 8192),
+        ("decode_streamk", 256, 8192),
     ]
     .into_iter()
-    .map(|(family, chosen_for)| {
-        let (label, config) = auto_variant(&shape(chosen_for), H200_SMS);
+    .map(|(family, m, n)| {
+        let (label, config) = auto_variant(
+            &harness::kernel::problem::Shape::new("chooser", m, n, 8192),
+            H200_SMS,
+        );
         correct(
             &format!("sanitize::auto::{family}::small"),
             VariantSpec::gemm(label, config),

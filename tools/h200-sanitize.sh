@@ -9,7 +9,7 @@ export GEMM_ABLATE_RESULTS_DIR="$OUT/sanitizer/runs"
 rc=0
 for tool in memcheck racecheck synccheck; do
   start=$(date +%s)
-  timeout 300 compute-sanitizer --tool "$tool" --target-processes all .gpu/ablations "$filter" --skip replay:: \
+  timeout 150 compute-sanitizer --tool "$tool" --target-processes all .gpu/ablations "$filter" --skip replay:: \
     > "$OUT/sanitizer/sanitizer-$tool.log" 2>&1 || rc=1
   echo "$tool: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$OUT/sanitizer/sanitizer-$tool.log"); $(grep -E '^========= (ERROR SUMMARY|RACECHECK SUMMARY)' "$OUT/sanitizer/sanitizer-$tool.log" | sort | uniq -c | tr '\n' ' ')"
 done

@@ -3,29 +3,34 @@
 //! in tools/sweeps/, their records under results/h200/<commit>/), not from a search at run time, so a shape always
 //! runs the same kernel and every record names it (`auto=SPEC`). Time against cuBLAS's, as measured:
 //!
-//! - M <= 32: swap-AB (the weights fill wgmma's 64-row side, the tokens an n of 8, 16 or 32), an evict-first policy
-//!   on the weights, 4 stages (two CTAs' rings fit an SM, so the next launch's CTAs are resident before this one
-//!   ends), programmatic dependent launch: 1.06 at M = 1, against 1.20 for the 64x128 kernel below without them
+//! - M <= 192 with the weights in one wave of 128-row cluster tiles (N <= 128 x clusters, as N = 8192 on 132 SMs):
+//!   swap-AB (the weights fill wgmma's 64-row side, the tokens its n) with the token tile M rounded up to 16, one
+//!   consumer of 64 weight rows, 2-CTA clusters multicasting the tokens, whole tiles, an evict-first policy on the
+//!   weights, programmatic dependent launch, 8 stages (7 at 192 tokens): 1.04 at M = 8, 1.02 at 32, 1.01 at 48,
+//!   1.02 at 64, 1.04 at 80 and 96, 1.07 at 112, 1.14 at 128, 1.18 at 160, 1.20 at 192, against 1.09, 1.09, 1.11,
+//!   1.09, 1.16, 1.11, 1.18, 1.18, 1.47 and 1.28 for the kernels `auto` ran before (below; ablations/HYPOTHESES.md
+//!   H25 and H26; tools/sweeps/token-split.txt and auto-after-h26.txt, results/h200/6b2f830/token-split/ and
+//!   results/h200/ee42796/auto-after-h26/).
+//! - With more weight rows than that (the MLP's N = 28672), as before H25:
+//! - M <= 32: swap-AB with stream-K over every tile, no cluster, 128 weight rows a CTA, an evict-first policy on the
+//!   weights, 4 stages (two CTAs' rings fit an SM, so the next launch's CTAs are resident before this one ends),
+//!   PDL: 1.06 at M = 1 (N = 8192), against 1.20 for the 64x128 kernel below without them
 //!   (tools/sweeps/small-m-pdl.txt, results/h200/88c50c9/pdl/; results/h200/0af4cf4/explore/).
 //! - M <= 64: one consumer warpgroup on 64x128 tiles, no cluster, 8 stages, stream-K over every tile, evict-first,
 //!   PDL: 1.077 at M = 64 (swap-AB measured 1.09-1.11 there).
 //! - M <= 96: swap-AB with 96-token tiles, 7 stages, evict-first, PDL: 1.14 at M = 96, against 1.20 with
 //!   128-token tiles (tools/sweeps/token-tiles-2.txt, results/h200/e86dfb1/).
-//! - 96 < M <= 192 with the weights in one wave of 128-row cluster tiles (N <= 128 x clusters): swap-AB with the
-//!   token tile M rounded up to 16, one consumer of 64 weight rows, 2-CTA clusters multicasting the tokens, whole
-//!   tiles, evict-first, PDL: 1.07 at M = 112, 1.13 at 128, 1.18 at 160, 1.20 at 192, against 1.18, 1.18, 1.47 and
-//!   1.28 for the kernels before (ablations/HYPOTHESES.md H25 and H26; tools/sweeps/token-split.txt,
-//!   results/h200/6b2f830/token-split/). With more weight rows: the same tokens on two consumers, stream-K.
+//! - M <= 192: the token tile M rounded up to 16 on two consumers of 64 weight rows, tokens multicast, stream-K.
 //! - M <= 256 and fewer 256x256 cluster tiles than clusters (decode_attn_out, decode_qkv, decode_mlp_down): rung 10
 //!   with 128-wide tiles, 6 stages, stream-K over every tile, evict-first, PDL: 1.10 on decode_attn_out (swap-AB
 //!   with 224- and 256-token tiles measured 1.00 and 1.16-1.23 against 0.99 and 1.10).
 //! - M > 256 where splitting the tokens into T tiles of M / T (rounded up to 16) wastes less than 256-row tiles:
 //!   swap-AB with that token tile, two consumers of 64 weight rows, 2-CTA clusters multicasting the tokens, whole
 //!   tiles, PDL (no evict-first: the weights are read once per token tile). T is the split with the least waves of
-//!   cluster tiles times tile cost (`token_split`), taken when that is at least 10% under rung 10's: 1.04 at M = 320 and 384, 0.93
-//!   at 448, 1.07 at 640, 1.09 at 777, 1.05 at 896, against 1.35, 1.13, 1.10, 1.26, 1.30 and 1.18 (H26;
-//!   results/h200/VALIDATE/multicast-tokens/, results/h200/6b2f830/token-split/). At M = 1000 the split saves
-//!   nothing (1.03 either way) and rung 10 stays.
+//!   cluster tiles times tile cost (`token_split`), taken when that is at least 10% under rung 10's: 1.04 at
+//!   M = 320, 1.03 at 384, 0.92 at 448, 1.06 at 640, 1.08 at 777, 1.05 at 896, 1.14 on tokens_777, against 1.35,
+//!   1.13, 1.10, 1.26, 1.30, 1.18 and 1.31 (H26; results/h200/6b2f830/token-split/,
+//!   results/h200/ee42796/auto-after-h26/). At M = 1000 the split saves nothing (1.03 either way) and rung 10 stays.
 //! - fewer cluster tiles than two waves of clusters (decode_mlp_up; M = 512 and about 1000 at N = 8192): rung 10
 //!   with stream-K over every tile, plus evict-first and PDL where one tile row holds every token (M <= 256: the
 //!   weights are read once): 0.89 on decode_mlp_up.
@@ -58,7 +63,14 @@ fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
 pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
-    if shape.m <= 32 {
+    if shape.m <= 192 && shape.n.div_ceil(128) <= clusters {
+        // At least 16 tokens: each CTA of the cluster loads half the token tile, a whole 8-row swizzle atom.
+        let bn = shape.m.next_multiple_of(16);
+        (
+            deepest_ring(&format!("{},evict_first=1,pdl=1", swap_ab_whole_kernel(1, bn))),
+            "M <= 192, the weights in one wave of 128-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL",
+        )
+    } else if shape.m <= 32 {
         (
             format!(
                 "{},evict_first=1,pdl=1",
@@ -75,12 +87,6 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
         (
             format!("{},evict_first=1,pdl=1", swap_ab_kernel(1, 96, 7)),
             "M <= 96: swap-AB with 96-token tiles, evict-first weights, PDL",
-        )
-    } else if shape.m <= 192 && shape.n.div_ceil(128) <= clusters {
-        let bn = shape.m.next_multiple_of(16);
-        (
-            deepest_ring(&format!("{},evict_first=1,pdl=1", swap_ab_whole_kernel(1, bn))),
-            "96 < M <= 192, the weights in one wave of 128-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL",
         )
     } else if shape.m <= 192 {
         let bn = shape.m.next_multiple_of(16);
@@ -205,20 +211,26 @@ mod tests {
     #[test]
     fn auto_picks_by_token_count_and_tile_waves() {
         let pick = |s: &Shape| auto_spec(s, H200_SMS).0;
-        assert!(pick(&shape("decode_m1")).contains("bn=8,stages=4,"));
-        assert!(pick(&shape("decode_m16")).contains("swap_ab=1"));
-        assert!(pick(&shape("decode_m32")).contains("bn=32,"));
-        assert_eq!(
-            pick(&shape("decode_m64")),
-            format!("{SMALL_M_SPEC},evict_first=1,pdl=1")
-        );
-        assert!(pick(&Shape::new("t", 96, 8192, 8192)).contains("bn=96,"));
-        // 96 < M <= 192: whole tiles of 64 weight rows and M rounded up to 16 tokens, the tokens multicast.
+        // M <= 192 at N = 8192: whole tiles of 64 weight rows and M rounded up to 16 tokens, the tokens multicast.
         let whole = "rung10:cluster=2,consumers=1,wg_m=64,bn=";
+        assert_eq!(
+            pick(&shape("decode_m1")),
+            format!("{whole}16,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=8")
+        );
+        assert!(pick(&shape("decode_m16")).starts_with(&format!("{whole}16,")));
+        assert!(pick(&shape("decode_m32")).starts_with(&format!("{whole}32,")));
+        assert!(pick(&shape("decode_m64")).starts_with(&format!("{whole}64,")));
+        assert!(pick(&Shape::new("t", 96, 8192, 8192)).starts_with(&format!("{whole}96,")));
         assert!(pick(&shape("decode_m128")).starts_with(&format!("{whole}128,")));
         assert!(pick(&shape("decode_m160")).starts_with(&format!("{whole}160,")));
         assert!(pick(&Shape::new("t", 97, 8192, 8192)).starts_with(&format!("{whole}112,")));
         assert!(pick(&shape("decode_m192")).starts_with(&format!("{whole}192,")));
+        assert!(pick(&shape("decode_m192")).ends_with("stages=7"));
+        // The MLP's N = 28672 holds more weight rows than one wave of those tiles: the kernels from before H25.
+        let mlp = |m| pick(&Shape::new("t", m, 28672, 8192));
+        assert!(mlp(1).contains("bn=8,stages=4,") && mlp(1).contains("streamk=1"));
+        assert_eq!(mlp(64), format!("{SMALL_M_SPEC},evict_first=1,pdl=1"));
+        assert!(mlp(96).contains("bn=96,"));
         // More weight rows than one wave of such tiles: two consumers and stream-K.
         let wide = pick(&Shape::new("t", 128, 28672, 8192));
         assert!(wide.contains("consumers=2,wg_m=64,bn=128,") && wide.contains("streamk=1"));

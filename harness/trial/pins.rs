@@ -115,9 +115,10 @@ const CURRENT: [(&str, &str); 4] = [
 /// one file per filter): on two-GPU H200 hosts deeab76 (rungs 9 and 10, their switches), c8e3b11 (stream-K on
 /// decode), f45a873 (stream-K on the last waves, the `auto` row), da17df3 (programmatic dependent launch); on
 /// one-GPU hosts 0af4cf4 (swap-AB, evict-first, early weights), 0b5d00a (wide k-blocks), 6eefa35 (the `auto` row
-/// with evict-first and PDL, two CTAs an SM), 5be6541 (token-matched tiles). Where they refuted a hypothesis, the
+/// with evict-first and PDL, two CTAs an SM), 5be6541 (token-matched tiles), ee42796 (multicast tokens, token tiles
+/// of any multiple of 8). Where they refuted a hypothesis, the
 /// trial is pinned from them and keeps the hypothesis beside the pin.
-const PAST_SEED: [(&str, &str); 18] = [
+const PAST_SEED: [(&str, &str); 20] = [
     (
         "deeab76/ablations-20261130T141442Z",
         include_str!("../../results/h200/deeab76/ablations-20261130T141442Z.json"),
@@ -189,6 +190,14 @@ const PAST_SEED: [(&str, &str); 18] = [
     (
         "5be6541/trials/runs/ablations-20261130T154108Z",
         include_str!("../../results/h200/5be6541/trials/runs/ablations-20261130T154108Z.json"),
+    ),
+    (
+        "ee42796/trials/runs/ablations-20261130T163815Z",
+        include_str!("../../results/h200/ee42796/trials/runs/ablations-20261130T163815Z.json"),
+    ),
+    (
+        "ee42796/trials/runs/ablations-20261130T163822Z",
+        include_str!("../../results/h200/ee42796/trials/runs/ablations-20261130T163822Z.json"),
     ),
 ];
 
