@@ -484,6 +484,7 @@ fn sanitize() -> Vec<GpuTrial> {
     // (256x512x512: partial token tiles for the 208-token split, whole tiles or stream-K for the rest).
     let auto_kernels = [
         ("swap_ab_whole", 1, 8192),
+        ("swap_ab_whole_no_cluster", 128, 8192),
         ("swap_ab_streamk", 1, 28672),
         ("small_m_streamk", 64, 28672),
         ("swap_ab_two_consumers_streamk", 128, 28672),

@@ -3,14 +3,14 @@
 //! in tools/sweeps/, their records under results/h200/<commit>/), not from a search at run time, so a shape always
 //! runs the same kernel and every record names it (`auto=SPEC`). Time against cuBLAS's, as measured:
 //!
-//! - M <= 192 with the weights in one wave of 128-row cluster tiles (N <= 128 x clusters, as N = 8192 on 132 SMs):
-//!   swap-AB (the weights fill wgmma's 64-row side, the tokens its n) with the token tile M rounded up to 16, one
-//!   consumer of 64 weight rows, 2-CTA clusters multicasting the tokens, whole tiles, an evict-first policy on the
-//!   weights, programmatic dependent launch, 8 stages (7 at 192 tokens): 1.04 at M = 8, 1.02 at 32, 1.01 at 48,
-//!   1.02 at 64, 1.04 at 80 and 96, 1.07 at 112, 1.14 at 128, 1.18 at 160, 1.20 at 192, against 1.09, 1.09, 1.11,
-//!   1.09, 1.16, 1.11, 1.18, 1.18, 1.47 and 1.28 for the kernels `auto` ran before (below; ablations/HYPOTHESES.md
-//!   H25 and H26; tools/sweeps/token-split.txt and auto-after-h26.txt, results/h200/6b2f830/token-split/ and
-//!   results/h200/ee42796/auto-after-h26/).
+//! - M <= 192 with the weights in one wave of 64-row tiles (N <= 64 x SMs, as N = 8192 on 132 SMs): swap-AB (the
+//!   weights fill wgmma's 64-row side, the tokens its n) with the token tile M rounded up to 16, one consumer of 64
+//!   weight rows, whole tiles, an evict-first policy on the weights, programmatic dependent launch, 8 stages (7 at
+//!   192 tokens). Up to M = 96 on 2-CTA clusters multicasting the tokens: 1.00 at M = 1, 1.03 at 8, 1.01 at 16,
+//!   1.00 at 32, 1.01 at 48, 1.03 at 64, 1.04 at 80 and 96, against 1.06-1.16 for the kernels `auto` ran before
+//!   (below; ablations/HYPOTHESES.md H25; results/h200/35f8a86/auto-small-m/, results/h200/ee42796/auto-after-h26/).
+//!   Past M = 96 without the cluster: 1.01 at M = 128 and 1.08 at 192, against 1.13 and 1.20 with it
+//!   (tools/sweeps/ring-and-512.txt, results/h200/347b0c9/ring-and-512/; 1.18 and 1.28 before H25/H26).
 //! - With more weight rows than that (the MLP's N = 28672), as before H25:
 //! - M <= 32: swap-AB with stream-K over every tile, no cluster, 128 weight rows a CTA, an evict-first policy on the
 //!   weights, 4 stages (two CTAs' rings fit an SM, so the next launch's CTAs are resident before this one ends),
@@ -63,12 +63,19 @@ fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
 pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
-    if shape.m <= 192 && shape.n.div_ceil(128) <= clusters {
+    if shape.m <= 96 && shape.n.div_ceil(128) <= clusters {
         // At least 16 tokens: each CTA of the cluster loads half the token tile, a whole 8-row swizzle atom.
         let bn = shape.m.next_multiple_of(16);
         (
             deepest_ring(&format!("{},evict_first=1,pdl=1", swap_ab_whole_kernel(1, bn))),
-            "M <= 192, the weights in one wave of 128-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL",
+            "M <= 96, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL",
+        )
+    } else if shape.m <= 192 && shape.n.div_ceil(128) <= clusters {
+        let bn = shape.m.next_multiple_of(16);
+        let spec = swap_ab_whole_kernel(1, bn).replace("cluster=2", "cluster=1");
+        (
+            deepest_ring(&format!("{spec},evict_first=1,pdl=1")),
+            "96 < M <= 192, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, no cluster, whole tiles, evict-first weights, PDL",
         )
     } else if shape.m <= 32 {
         (
@@ -221,10 +228,12 @@ mod tests {
         assert!(pick(&shape("decode_m32")).starts_with(&format!("{whole}32,")));
         assert!(pick(&shape("decode_m64")).starts_with(&format!("{whole}64,")));
         assert!(pick(&Shape::new("t", 96, 8192, 8192)).starts_with(&format!("{whole}96,")));
-        assert!(pick(&shape("decode_m128")).starts_with(&format!("{whole}128,")));
-        assert!(pick(&shape("decode_m160")).starts_with(&format!("{whole}160,")));
-        assert!(pick(&Shape::new("t", 97, 8192, 8192)).starts_with(&format!("{whole}112,")));
-        assert!(pick(&shape("decode_m192")).starts_with(&format!("{whole}192,")));
+        // Past M = 96 the same tiles without the cluster.
+        let alone = "rung10:cluster=1,consumers=1,wg_m=64,bn=";
+        assert!(pick(&shape("decode_m128")).starts_with(&format!("{alone}128,")));
+        assert!(pick(&shape("decode_m160")).starts_with(&format!("{alone}160,")));
+        assert!(pick(&Shape::new("t", 97, 8192, 8192)).starts_with(&format!("{alone}112,")));
+        assert!(pick(&shape("decode_m192")).starts_with(&format!("{alone}192,")));
         assert!(pick(&shape("decode_m192")).ends_with("stages=7"));
         // The MLP's N = 28672 holds more weight rows than one wave of those tiles: the kernels from before H25.
         let mlp = |m| pick(&Shape::new("t", m, 28672, 8192));
