@@ -63,19 +63,21 @@ fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
 pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
-    if shape.m <= 96 && shape.n.div_ceil(128) <= clusters {
-        // At least 16 tokens: each CTA of the cluster loads half the token tile, a whole 8-row swizzle atom.
+    if shape.m <= 192 && shape.n.div_ceil(128) <= clusters {
+        // Multicast needs at least 16 tokens (each CTA of the cluster loads half the token tile, a whole 8-row
+        // swizzle atom) and pays only up to M = 96.
         let bn = shape.m.next_multiple_of(16);
+        let (cluster, rule) = if shape.m <= 96 {
+            (2, "M <= 96, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL")
+        } else {
+            (1, "96 < M <= 192, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, no cluster, whole tiles, evict-first weights, PDL")
+        };
         (
-            deepest_ring(&format!("{},evict_first=1,pdl=1", swap_ab_whole_kernel(1, bn))),
-            "M <= 96, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL",
-        )
-    } else if shape.m <= 192 && shape.n.div_ceil(128) <= clusters {
-        let bn = shape.m.next_multiple_of(16);
-        let spec = swap_ab_whole_kernel(1, bn).replace("cluster=2", "cluster=1");
-        (
-            deepest_ring(&format!("{spec},evict_first=1,pdl=1")),
-            "96 < M <= 192, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, no cluster, whole tiles, evict-first weights, PDL",
+            deepest_ring(&format!(
+                "{},evict_first=1,pdl=1",
+                swap_ab_whole_kernel(cluster, 1, bn)
+            )),
+            rule,
         )
     } else if shape.m <= 32 {
         (
@@ -100,7 +102,7 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
         (
             deepest_ring(&format!(
                 "{},streamk=1,evict_first=1,pdl=1",
-                swap_ab_whole_kernel(2, bn)
+                swap_ab_whole_kernel(2, 2, bn)
             )),
             "96 < M <= 192: swap-AB, token tile M rounded up to 16, 128 weight rows a CTA, tokens multicast, stream-K, evict-first weights, PDL",
         )
@@ -111,7 +113,7 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
         )
     } else if let Some(bn) = token_split(shape, clusters) {
         (
-            deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, bn))),
+            deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, 2, bn))),
             "M > 256, split into token tiles that waste less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
         )
     } else if cluster_tiles < 2 * clusters && shape.m <= 256 {
@@ -129,12 +131,12 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     }
 }
 
-/// Swap-AB with whole tiles on 2-CTA clusters along the weights (the token tile multicast to both):
+/// Swap-AB with whole tiles on `cluster` CTAs along the weights (with 2, the token tile multicast to both):
 /// `consumers` warpgroups of 64 weight rows each, `bn` tokens a tile, the transposed direct epilogue; the ring depth
 /// is left to `deepest_ring`.
-fn swap_ab_whole_kernel(consumers: u32, bn: usize) -> String {
+fn swap_ab_whole_kernel(cluster: u32, consumers: u32, bn: usize) -> String {
     format!(
-        "rung10:cluster=2,consumers={consumers},wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1"
+        "rung10:cluster={cluster},consumers={consumers},wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1"
     )
 }
 
