@@ -982,8 +982,38 @@ fn small_m() -> Vec<GpuTrial> {
             past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H26: {why}")),
         )
     });
+    // H27: two consumers splitting the token tile, against auto's one consumer at 6a8b716; checked first on partial
+    // tiles in both types.
+    let split_base = "rung10:cluster=1,consumers=1,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=7";
+    let split_cand = split_base.replace("consumers=1", "consumers=2,split_n=1");
+    let split_tokens = configs(
+        "beyond::split_tokens::decode_m192",
+        (split_base, spec(split_base)),
+        (&split_cand, spec(&split_cand)),
+        "decode_m192",
+        past(
+            "beyond::split_tokens::decode_m192",
+            Verdict::Faster,
+            "ablations/HYPOTHESES.md H27: faster by 5-10%: a second consumer issues its MMAs while the first waits on \
+             barriers, and the 64-row weight tiles keep one wave of 128 CTAs",
+        ),
+    );
+    let split_correct = [("decode_m160", DType::BF16, 160), ("square1000", DType::F16, 256)]
+        .into_iter()
+        .map(|(s, dtype, bn)| {
+            let v = format!(
+                "rung10:cluster=1,consumers=2,split_n=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,stages=4"
+            );
+            correct(
+                &format!("beyond::split_tokens_correct::{}::{s}", dtype.name()),
+                VariantSpec::gemm(v.clone(), spec(&v)),
+                s,
+                dtype,
+            )
+        });
     swap.chain(swap_correct)
-        .chain([partial_tokens])
+        .chain([partial_tokens, split_tokens])
+        .chain(split_correct)
         .chain(evict)
         .chain(early)
         .chain(wide)

@@ -215,6 +215,23 @@ fn small_m_switches_name_their_rules() {
     assert!(spec("rung10:bn=200,cluster=1,epilogue=direct,stmatrix=0")
         .validate()
         .is_ok());
+    // Consumers that split the columns (H27): each owns every row and half the columns, direct epilogue only.
+    let split =
+        spec("rung10:cluster=1,consumers=2,split_n=1,wg_m=64,bn=192,epilogue=direct,stmatrix=0");
+    assert!(split.validate().is_ok());
+    assert_eq!(
+        (split.bm(), split.wg_n(), split.accumulator_registers()),
+        (64, 96, 48)
+    );
+    assert!(err(spec("rung10:split_n=1").validate()).contains("epilogue=direct"));
+    assert!(
+        err(spec("rung10:consumers=1,split_n=1,epilogue=direct,stmatrix=0").validate())
+            .contains("consumers=2")
+    );
+    assert!(
+        err(spec("rung10:cluster=1,split_n=1,bn=200,epilogue=direct,stmatrix=0").validate())
+            .contains("multiple of 16")
+    );
     // Each CTA of a cluster loads a whole swizzle atom of B rows.
     assert!(
         err(spec("rung10:bn=8,epilogue=direct,stmatrix=0").validate()).contains("multiple of 8")

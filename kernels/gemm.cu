@@ -9,6 +9,8 @@
 //   EPILOGUE_TMA      accumulators staged in shared memory and written by TMA stores
 //   CLUSTER_M         2: a 2x1 cluster; the B tile is split between the two CTAs and multicast to both
 //   CONSUMERS, WG_M, BN, SETMAXNREG   consumer warpgroups, rows each one owns, tile width, register rebalancing
+//   SPLIT_N, WG_N     1: the consumers split the tile's columns instead of its rows (each owns all WG_M rows and
+//                     WG_N = BN / CONSUMERS columns); 0: WG_N = BN
 //   PINGPONG          the consumers take alternate tiles so one's epilogue overlaps the other's mainloop
 //   MMA_WAIT_ALL      1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
 //   EPILOGUE_STMATRIX the TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction)
@@ -137,26 +139,26 @@ __device__ __forceinline__ bool work_item(int i, int c, int num_clusters, int nu
 #if STREAM_K
 // A consumer's partial accumulators in its workspace slot, laid out as the fragments are (thread-fastest float4s,
 // so every warp writes and reads whole 512-byte lines).
-#define SLOT_FLOATS (128 * WG_ATOMS * (BN / 2))
+#define SLOT_FLOATS (128 * WG_ATOMS * (WG_N / 2))
 
-__device__ __forceinline__ void store_partial(const float (&acc)[WG_ATOMS][BN / 2], float* slot) {
+__device__ __forceinline__ void store_partial(const float (&acc)[WG_ATOMS][WG_N / 2], float* slot) {
   const int t = threadIdx.x % 128;
 #pragma unroll
   for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++)
-      st_global_cg_f4(slot + ((a * (BN / 8) + j) * 128 + t) * 4, acc[a][4 * j], acc[a][4 * j + 1], acc[a][4 * j + 2],
+    for (int j = 0; j < WG_N / 8; j++)
+      st_global_cg_f4(slot + ((a * (WG_N / 8) + j) * 128 + t) * 4, acc[a][4 * j], acc[a][4 * j + 1], acc[a][4 * j + 2],
                       acc[a][4 * j + 3]);
 }
 
-__device__ __forceinline__ void add_partial(float (&acc)[WG_ATOMS][BN / 2], const float* slot) {
+__device__ __forceinline__ void add_partial(float (&acc)[WG_ATOMS][WG_N / 2], const float* slot) {
   const int t = threadIdx.x % 128;
 #pragma unroll
   for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++) {
+    for (int j = 0; j < WG_N / 8; j++) {
       float x, y, z, u;
-      ld_global_cg_f4(slot + ((a * (BN / 8) + j) * 128 + t) * 4, x, y, z, u);
+      ld_global_cg_f4(slot + ((a * (WG_N / 8) + j) * 128 + t) * 4, x, y, z, u);
       acc[a][4 * j] += x;
       acc[a][4 * j + 1] += y;
       acc[a][4 * j + 2] += z;
@@ -261,7 +263,8 @@ __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tm
 }
 
 // One k-block of MMAs for one consumer warpgroup: TILE_K/16 steps, WG_ATOMS m64 row blocks each.
-__device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 stage_addr, int a_row0, bool accumulate) {
+__device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][WG_N / 2], u32 stage_addr, int a_row0, int b_row0,
+                                          bool accumulate) {
 #if MAINLOOP_MMA
   wgmma_fence();
 #pragma unroll
@@ -269,13 +272,13 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 st
     // k16 step kk is step kk % K16_PER_BOX of box kk / K16_PER_BOX.
     const u32 box = kk / K16_PER_BOX, step = (kk % K16_PER_BOX) * K16_STEP_BYTES;
     const u64 db =
-        smem_desc(stage_addr + A_STAGE_BYTES + box * BN * ROW_BYTES + step, DESC_LBO, DESC_SBO, DESC_LAYOUT);
+        smem_desc(stage_addr + A_STAGE_BYTES + (box * BN + b_row0) * ROW_BYTES + step, DESC_LBO, DESC_SBO, DESC_LAYOUT);
 #pragma unroll
     for (int a = 0; a < WG_ATOMS; a++) {
       const u64 da = smem_desc(stage_addr + box * BM * ROW_BYTES + (a_row0 + a * 64) * ROW_BYTES + step, DESC_LBO,
                                DESC_SBO, DESC_LAYOUT);
       const u32 scale_d = (accumulate || kk > 0) ? 1u : 0u;
-      wgmma_m64nBNk16(acc[a], da, db, scale_d);
+      wgmma_m64nWGNk16(acc[a], da, db, scale_d);
     }
   }
   wgmma_commit();
@@ -286,7 +289,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][BN / 2], u32 st
 // before `rows` and columns before `cols` only (a partial tile at the bottom or right edge).
 // Fragment layout of m64nN: warp w, lane l holds rows w*16 + l/4 (+8), columns 8j + 2*(l%4) (+1).
 // A pair starts at an even column and N is a multiple of 8, so a pair is wholly before N or wholly past it.
-__device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], u16* C, int ldc, int rows, int cols,
+__device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][WG_N / 2], u16* C, int ldc, int rows, int cols,
                                                 int row0, int col0) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
 #if SWAP_AB
@@ -296,7 +299,7 @@ __device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], 
   for (int a = 0; a < WG_ATOMS; a++) {
     const int r = row0 + a * 64 + warp * 16 + lane / 4;
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++) {
+    for (int j = 0; j < WG_N / 8; j++) {
       const int c = col0 + j * 8 + 2 * (lane % 4);
 #pragma unroll
       for (int e = 0; e < 4; e++) {
@@ -310,7 +313,7 @@ __device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], 
   for (int a = 0; a < WG_ATOMS; a++) {
     const int r = row0 + a * 64 + warp * 16 + lane / 4;
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++) {
+    for (int j = 0; j < WG_N / 8; j++) {
       const int c = col0 + j * 8 + 2 * (lane % 4);
       if (c >= cols) continue;
       if (r < rows) *(u32*)(C + (size_t)r * ldc + c) = pack2(acc[a][4 * j], acc[a][4 * j + 1]);
@@ -322,7 +325,7 @@ __device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][BN / 2], 
 
 // Where the direct epilogue of the tile at (row0, col0) may store: rows before M, columns before N; the faults move
 // the tile (and its row bound with it) a matrix down, or drop the column bound.
-__device__ __forceinline__ void store_tile_direct(float (&acc)[WG_ATOMS][BN / 2], u16* C, int ldc, int M, int N,
+__device__ __forceinline__ void store_tile_direct(float (&acc)[WG_ATOMS][WG_N / 2], u16* C, int ldc, int M, int N,
                                                   int row0, int col0, int t) {
 #if FAULT_OOB_STORE
   const int shift = t == 0 ? M : 0;
@@ -330,7 +333,7 @@ __device__ __forceinline__ void store_tile_direct(float (&acc)[WG_ATOMS][BN / 2]
   const int shift = 0;
 #endif
 #if FAULT_NO_COLUMN_GUARD
-  const int cols = col0 + BN;
+  const int cols = col0 + WG_N;
 #else
   const int cols = N;
 #endif
@@ -340,14 +343,14 @@ __device__ __forceinline__ void store_tile_direct(float (&acc)[WG_ATOMS][BN / 2]
 
 // TMA epilogue: 64x64 chunks written to a double-buffered staging area in the 128B-swizzled layout (conflict-free
 // for the fragment pattern, and what the store map expects), then stored by one thread with a bulk tensor store.
-__device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][BN / 2], const TmaDesc* tmC, u32 staging,
+__device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][WG_N / 2], const TmaDesc* tmC, u32 staging,
                                              u32 barrier_id, u32& chunk_count, int row0, int col0) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const bool lead = (threadIdx.x % 128) == 0;
 #pragma unroll
   for (int a = 0; a < WG_ATOMS; a++) {
 #pragma unroll
-    for (int jc = 0; jc < BN / 64; jc++) {
+    for (int jc = 0; jc < WG_N / 64; jc++) {
       const u32 buf = staging + (chunk_count & 1) * EPI_CHUNK_BYTES;
       // The store issued two chunks ago read from this buffer: it must be done reading.
       if (lead && chunk_count >= 2) bulk_wait_read<1>();
@@ -498,11 +501,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
     const int c = wg - 1;
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-    float acc[WG_ATOMS][BN / 2];
+    float acc[WG_ATOMS][WG_N / 2];
 #pragma unroll
     for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
-      for (int i = 0; i < BN / 2; i++) acc[a][i] = 0.f;
+      for (int i = 0; i < WG_N / 2; i++) acc[a][i] = 0.f;
     u32 chunk_count = 0;
     (void)chunk_count;
     u32 pos = 0;
@@ -518,9 +521,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if ((local & 1) != c) continue;
       const int mine = local >> 1;
       if (c == 1 || mine > 0) mbar_wait(turn_bar + 8 * c, (c == 1 ? mine : mine - 1) & 1, SITE(ROLE_CONSUMER, BAR_TURN, c), rec);
-      const int a_row0 = 0;
+      const int a_row0 = 0, b_row0 = 0;
 #else
-      const int a_row0 = c * WG_M;
+      // Each consumer owns WG_M rows of the tile, or with SPLIT_N every row and WG_N of its columns.
+      const int a_row0 = SPLIT_N ? 0 : c * WG_M, b_row0 = SPLIT_N ? c * WG_N : 0;
 #endif
       int tm, tn;
       tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
@@ -533,7 +537,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // Every tile drops its last k-block: the result is wrong by a partial sum.
         if (kb != item_k_blocks - 1)
 #endif
-          mma_stage(acc, stages + s * STAGE_BYTES, a_row0, kb > 0);
+          mma_stage(acc, stages + s * STAGE_BYTES, a_row0, b_row0, kb > 0);
 #if MAINLOOP_MMA
         wgmma_wait<MMA_IN_FLIGHT>();
 #endif
@@ -602,12 +606,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if FAULT_SKIP_EPILOGUE
       if (w.tile == 0) continue;
 #endif
-      const int row0 = m_row + a_row0;
+      const int row0 = m_row + a_row0, col0 = n_col + b_row0;
 #if EPILOGUE_TMA
       epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES + c * 2 * EPI_CHUNK_BYTES, 2 + c, chunk_count, row0,
-                   n_col);
+                   col0);
 #else
-      store_tile_direct(acc, C, ldc, M, N, row0, n_col, w.tile);
+      store_tile_direct(acc, C, ldc, M, N, row0, col0, w.tile);
 #endif
     }
 #if EPILOGUE_TMA
@@ -623,11 +627,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     (void)cluster_id;
     (void)num_clusters;
     (void)num_tiles;
-    float acc[WG_ATOMS][BN / 2];
+    float acc[WG_ATOMS][WG_N / 2];
 #pragma unroll
     for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
-      for (int i = 0; i < BN / 2; i++) acc[a][i] = 0.f;
+      for (int i = 0; i < WG_N / 2; i++) acc[a][i] = 0.f;
     const int t = blockIdx.x;
     int tm, tn;
     tile_coords(t, tiles_m, tiles_n, raster, tm, tn);
@@ -638,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int kb = 0; kb < k_blocks; kb++) {
       const u32 s = kb % STAGES;
       mbar_wait(full_bar + 8 * s, (kb / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
-      mma_stage(acc, stages + s * STAGE_BYTES, 0, kb > 0);
+      mma_stage(acc, stages + s * STAGE_BYTES, 0, 0, kb > 0);
       wgmma_wait<MMA_IN_FLIGHT>();
       const int done = kb - MMA_IN_FLIGHT;
       if (done >= 0 && done + STAGES < k_blocks) {

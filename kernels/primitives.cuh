@@ -336,11 +336,11 @@ __device__ __forceinline__ void stmatrix_x4(u32 addr, u32 r0, u32 r1, u32 r2, u3
                : "memory");
 }
 
-// wgmma m64nBNk16 for the tile width BN (any multiple of 8 up to 256; swap-AB's token tiles are the small ones),
-// fp32 accumulators: BN / 2 registers per thread. Inline PTX needs one operand per accumulator register, so the
-// lists below grow by one 8-column block (4 registers) a line and the wrapper picks the one for BN. The
+// wgmma m64nWGNk16 for the columns WG_N a consumer owns (the tile width BN, or its share under SPLIT_N: any
+// multiple of 8 up to 256; swap-AB's token tiles are the small ones), fp32 accumulators: WG_N / 2 registers per thread. Inline PTX needs one operand per accumulator register, so the
+// lists below grow by one 8-column block (4 registers) a line and the wrapper picks the one for WG_N. The
 // descriptors and scale come first (%0-%2, read-write only so their numbers stay fixed), the accumulators after.
-#ifdef BN
+#ifdef WG_N
 #define WGMMA_REGS_8 "%3, %4, %5, %6"
 #define WGMMA_REGS_16 WGMMA_REGS_8 ", %7, %8, %9, %10"
 #define WGMMA_REGS_24 WGMMA_REGS_16 ", %11, %12, %13, %14"
@@ -409,11 +409,11 @@ __device__ __forceinline__ void stmatrix_x4(u32 addr, u32 r0, u32 r1, u32 r2, u3
 #define WGMMA_PASTE(a, b) WGMMA_PASTE_(a, b)
 #define WGMMA_STR_(x) #x
 #define WGMMA_STR(x) WGMMA_STR_(x)
-__device__ __forceinline__ void wgmma_m64nBNk16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
+__device__ __forceinline__ void wgmma_m64nWGNk16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n" WGMMA_STR(BN) "k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{" WGMMA_PASTE(WGMMA_REGS_, BN) "}, %0, %1, p, 1, 1, 0, 0;\n}\n"
-      : "+l"(desc_a), "+l"(desc_b), "+r"(scale_d), WGMMA_PASTE(WGMMA_ACC_, BN)(d));
+      "wgmma.mma_async.sync.aligned.m64n" WGMMA_STR(WG_N) "k16.f32." WGMMA_AB "." WGMMA_AB " "
+      "{" WGMMA_PASTE(WGMMA_REGS_, WG_N) "}, %0, %1, p, 1, 1, 0, 0;\n}\n"
+      : "+l"(desc_a), "+l"(desc_b), "+r"(scale_d), WGMMA_PASTE(WGMMA_ACC_, WG_N)(d));
 }
 #endif

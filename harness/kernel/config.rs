@@ -148,6 +148,10 @@ pub struct GemmConfig {
     /// With `pdl`: the first ring lap's weights are loaded before waiting for the previous kernel.
     #[serde(default)]
     pub early_weights: bool,
+    /// The consumers split the tile's columns (each owns every one of its `wg_m` rows and `bn / consumers` columns)
+    /// instead of its rows.
+    #[serde(default)]
+    pub split_n: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -158,9 +162,10 @@ fn default_consumer_regs() -> u32 {
 pub const HOPPER_SMEM_OPTIN: u32 = 232_448;
 
 impl GemmConfig {
-    /// Rows of the tile a CTA computes at once (one consumer's rows under ping-pong).
+    /// Rows of the tile a CTA computes at once (one consumer's rows under ping-pong; every consumer's under
+    /// `split_n`).
     pub fn bm(&self) -> u32 {
-        if self.pingpong {
+        if self.pingpong || self.split_n {
             self.wg_m
         } else {
             self.wg_m * self.consumers
@@ -216,9 +221,18 @@ impl GemmConfig {
         }
     }
 
+    /// Columns of the tile each consumer owns: all of them, or its share under `split_n`.
+    pub fn wg_n(&self) -> u32 {
+        if self.split_n {
+            self.bn / self.consumers
+        } else {
+            self.bn
+        }
+    }
+
     /// fp32 accumulator registers per consumer thread.
     pub fn accumulator_registers(&self) -> u32 {
-        (self.wg_m / 64) * (self.bn / 2)
+        (self.wg_m / 64) * (self.wg_n() / 2)
     }
 
     /// Checks that the switches make a kernel that can exist, independent of the problem.
@@ -379,6 +393,18 @@ impl GemmConfig {
                 "early_weights loads weights before the dependency wait of pdl=1: it needs pdl, warp specialization, both isolation switches on and no fault",
             );
         }
+        if self.split_n
+            && (self.consumers != 2
+                || self.pingpong
+                || self.epilogue_tma
+                || !self.warp_specialized
+                || !self.wg_n().is_multiple_of(8))
+        {
+            return config_err(format!(
+                "split_n gives each of two consumers half the tile's columns (a multiple of 8): it needs consumers=2, no ping-pong, epilogue=direct and bn a multiple of 16 (bn = {}, consumers = {})",
+                self.bn, self.consumers
+            ));
+        }
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");
         }
@@ -534,6 +560,7 @@ impl GemmConfig {
         }
         let geometry = [
             ("BM", self.bm()),
+            ("WG_N", self.wg_n()),
             ("THREADS", self.threads()),
             ("A_STAGE_BYTES", self.bm() * self.tile_k * 2),
             ("B_STAGE_BYTES", self.bn * self.tile_k * 2),

@@ -116,6 +116,7 @@ impl Rung {
             swap_ab: false,
             evict_first: false,
             early_weights: false,
+            split_n: false,
         };
         match self {
             Rung::KLoop => base,

@@ -226,6 +226,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.early_weights, flag("early_weights", v)),
     },
     Switch {
+        key: "split_n",
+        define: Some("SPLIT_N"),
+        doc: "the two consumers split the tile's columns instead of its rows (each owns all wg_m rows and bn/2 columns); needs epilogue=direct (0/1)",
+        value: |c| u32::from(c.split_n),
+        set: |c, v| assign(&mut c.split_n, flag("split_n", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
