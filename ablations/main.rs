@@ -580,6 +580,42 @@ fn top_switches() -> Vec<GpuTrial> {
             ),
         )
     });
+    // The Hilbert half of H13, built after the CTA-count half was measured.
+    let hilbert = compute.into_iter().map(move |s| {
+        let name = format!("beyond::hilbert::{s}");
+        let (v, why) = match s {
+            "square4096" | "long_k" => (
+                Verdict::Faster,
+                "faster by 1-2% at 4096^3 (long_k has the same 16x16 tile grid): fast.cu's kernel 10 to 11",
+            ),
+            _ => (Verdict::NoChange, "no change on prefill"),
+        };
+        configs(
+            &name,
+            (&Rung::Stmatrix.name(), r10()),
+            (
+                "rung10+tile_order=hilbert",
+                GemmConfig {
+                    hilbert_order: true,
+                    ..r10()
+                },
+            ),
+            s,
+            past(&name, v, &format!("ablations/HYPOTHESES.md H13 (its tile-order half): {why}")),
+        )
+    });
+    let hilbert_correct = correct(
+        "beyond::hilbert_correct::bf16::tokens_777",
+        VariantSpec::gemm(
+            "rung10+tile_order=hilbert".to_string(),
+            GemmConfig {
+                hilbert_order: true,
+                ..r10()
+            },
+        ),
+        "tokens_777",
+        DType::BF16,
+    );
     // Stream-K, hybrid: whole tiles, then the last partial wave plus one shared evenly (H15).
     let hybrid = compute.into_iter().map(move |s| {
         let name = format!("beyond::streamk_tail::{s}");
@@ -640,7 +676,12 @@ fn top_switches() -> Vec<GpuTrial> {
             dtype,
         )
     });
-    ctas.chain(hybrid).chain(everywhere).chain(edges).collect()
+    ctas.chain(hilbert)
+        .chain([hilbert_correct])
+        .chain(hybrid)
+        .chain(everywhere)
+        .chain(edges)
+        .collect()
 }
 
 /// `auto`'s choices checked against cuBLAS where the standard shapes do not reach them: few tokens, odd counts.

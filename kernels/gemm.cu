@@ -22,6 +22,8 @@
 //   SWAP_AB           1: the host computes C^T = B A^T: the weights (B) are this kernel's A operand, filling wgmma's
 //                     64-row side, the tokens its B operand (BN = 8..256), and the direct epilogue stores transposed
 //   EVICT_FIRST       1: the weights' TMA loads carry an L2 evict-first policy (read once, they leave L2 first)
+//   TILE_ORDER_TABLE  1: tiles are taken in the order of tile_order_table, a Hilbert curve over the tile grid the
+//                     host writes into the module after loading it; 0: the grouped raster computed here
 //   EARLY_WEIGHTS     1 (with PDL): the first ring lap's weights are loaded before griddepcontrol.wait; weights are
 //                     read-only in a server, the activations, output and workspace still wait for the previous kernel
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
@@ -71,14 +73,29 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 // Wait sites are only compared and printed; reading which barrier hung needs no more than this.
 #define STAGE_SITE(role, kind, s) SITE(role, kind, s)
 
+#if TILE_ORDER_TABLE
+// Tile t's coordinates as tm | tn << 16, in Hilbert-curve order (harness/kernel/tile_order.rs); the host has
+// checked that the tiles fit and writes the table before the first launch.
+__device__ u32 tile_order_table[65536];
+#endif
+
 // Tile order: groups of RASTER tile rows are walked down M before stepping along N, so neighbouring CTAs share
 // B tiles in L2. The host has checked that the group divides the tile rows (a partial last tile counts as one).
 __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int group, int& tm, int& tn) {
+#if TILE_ORDER_TABLE
+  (void)tiles_m;
+  (void)tiles_n;
+  (void)group;
+  const u32 v = tile_order_table[t];
+  tm = (int)(v & 0xFFFF);
+  tn = (int)(v >> 16);
+#else
   const int per_group = group * tiles_n;
   const int g = t / per_group;
   const int in_group = t - g * per_group;
   tm = g * group + in_group % group;
   tn = in_group / group;
+#endif
 }
 
 // One unit of a cluster's work: k-blocks [k_begin, k_end) of one tile (tile index in raster order).

@@ -30,6 +30,26 @@ impl Kernel {
         })
     }
 
+    /// Copies `data` into the module's global array `name` (after the work queued before it), checking its size.
+    pub fn write_global(&self, gpu: &Gpu, name: &str, data: &[u32]) -> Result<()> {
+        let mut symbol = self
+            ._module
+            .get_global(name, &gpu.stream)
+            .during(&format!("finding {name} in {}", self.name))?;
+        let bytes = symbol.len();
+        let Some(mut words) = (unsafe { symbol.transmute_mut::<u32>(data.len()) }) else {
+            return config_err(format!(
+                "{}: {} entries do not fit {name} ({bytes} B)",
+                self.name,
+                data.len()
+            ));
+        };
+        gpu.stream
+            .memcpy_htod(data, &mut words)
+            .during(&format!("writing {name} of {}", self.name))?;
+        gpu.synchronize()
+    }
+
     /// Raises the kernel's dynamic shared memory limit, after checking it against the device's opt-in limit.
     pub fn set_dynamic_smem(&self, gpu: &Gpu, bytes: u32) -> Result<()> {
         if bytes > gpu.info.smem_optin_bytes {

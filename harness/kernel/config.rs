@@ -152,6 +152,10 @@ pub struct GemmConfig {
     /// instead of its rows.
     #[serde(default)]
     pub split_n: bool,
+    /// Persistent kernels take their tiles in the order of a Hilbert curve over the tile grid (a table the host
+    /// writes into the module), instead of the grouped raster.
+    #[serde(default)]
+    pub hilbert_order: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -408,6 +412,11 @@ impl GemmConfig {
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");
         }
+        if self.hilbert_order && (!self.persistent || !self.warp_specialized) {
+            return config_err(
+                "tile_order=hilbert orders a persistent kernel's tile loop: it needs persistent=1 and warpspec=1",
+            );
+        }
         let smem = self.smem_bytes();
         if smem > HOPPER_SMEM_OPTIN {
             return config_err(format!(
@@ -431,6 +440,9 @@ impl GemmConfig {
                 "{}: M, N and K must each be at least 1 (M = {}, N = {}, K = {})",
                 shape.name, shape.m, shape.n, shape.k
             ));
+        }
+        if self.hilbert_order {
+            crate::kernel::tile_order::hilbert(self.tile_rows(shape), self.tile_cols(shape))?;
         }
         // TMA: global strides are multiples of 16 bytes.
         if !shape.k.is_multiple_of(8) || !shape.n.is_multiple_of(8) {

@@ -117,6 +117,7 @@ impl Rung {
             evict_first: false,
             early_weights: false,
             split_n: false,
+            hilbert_order: false,
         };
         match self {
             Rung::KLoop => base,

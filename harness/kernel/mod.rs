@@ -8,4 +8,5 @@ pub mod loadpath;
 pub mod problem;
 pub mod source;
 pub mod switches;
+pub mod tile_order;
 pub mod tma;

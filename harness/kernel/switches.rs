@@ -233,6 +233,17 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.split_n, flag("split_n", v)),
     },
     Switch {
+        key: "tile_order",
+        define: Some("TILE_ORDER_TABLE"),
+        doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",
+        value: |c| u32::from(c.hilbert_order),
+        set: |c, v| match v {
+            "raster" | "0" => assign(&mut c.hilbert_order, Ok(false)),
+            "hilbert" | "1" => assign(&mut c.hilbert_order, Ok(true)),
+            _ => config_err(format!("tile_order must be raster or hilbert, got `{v}`")),
+        },
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",

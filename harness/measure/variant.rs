@@ -10,6 +10,7 @@ use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::config::GemmConfig;
 use crate::kernel::loadpath::{LoadPathConfig, ROWS};
 use crate::kernel::source;
+use crate::kernel::tile_order;
 use crate::kernel::tma::{self, TmaDesc};
 use crate::measure::operands::{GuardedOutput, Operands, UtilKernels};
 
@@ -49,6 +50,10 @@ impl<'a> GemmKernel<'a> {
         let compiled = compile::compile(label, &source::gemm_program(config, operands.dtype))?;
         let kernel = Kernel::load(gpu, &compiled, "gemm_kernel")?;
         kernel.set_dynamic_smem(gpu, config.smem_bytes())?;
+        if config.hilbert_order {
+            let order = tile_order::hilbert(config.tile_rows(shape), config.tile_cols(shape))?;
+            kernel.write_global(gpu, "tile_order_table", &order)?;
+        }
         // The kernel's A and B: the problem's, or with swap-AB its B (the weights) and A (the tokens).
         let kernel_shape = config.kernel_shape(shape);
         let a_params = tma::operand(
