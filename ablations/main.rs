@@ -490,6 +490,8 @@ fn sanitize() -> Vec<GpuTrial> {
         ("swap_ab_two_consumers_streamk", 128, 28672),
         ("token_split", 777, 8192),
         ("decode_streamk", 256, 8192),
+        ("swap_ab_split_tokens", 224, 8192),
+        ("last_wave_streamk", 1280, 8192),
     ]
     .into_iter()
     .map(|(family, m, n)| {
@@ -698,6 +700,8 @@ fn auto_correct() -> Vec<GpuTrial> {
         ("decode_m128", DType::BF16),
         ("decode_m160", DType::BF16),
         ("attn_out_777", DType::BF16),
+        ("decode_m224", DType::BF16),
+        ("tokens_1280", DType::F16),
     ]
     .into_iter()
     .map(|(s, dtype)| {

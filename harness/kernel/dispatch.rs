@@ -106,10 +106,27 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
             )),
             "96 < M <= 192: swap-AB, token tile M rounded up to 16, 128 weight rows a CTA, tokens multicast, stream-K, evict-first weights, PDL",
         )
+    } else if shape.m <= 240 && shape.n.div_ceil(128) <= clusters {
+        let bn = shape.m.next_multiple_of(16);
+        (
+            deepest_ring(&format!(
+                "{},split_n=1,evict_first=1,pdl=1",
+                swap_ab_whole_kernel(1, 2, bn)
+            )),
+            "192 < M <= 240, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16 split between two consumers, 64 weight rows a CTA, whole tiles, evict-first weights, PDL",
+        )
     } else if shape.m <= 256 && cluster_tiles < clusters {
         (
             format!("{DECODE_SPEC},evict_first=1,pdl=1"),
             "M <= 256, under one wave of tiles: 128-wide tiles, stream-K over every tile, evict-first weights, PDL",
+        )
+    } else if shape.m > 256
+        && waves(cluster_tiles, clusters) == 3
+        && wave_fill(cluster_tiles, clusters) < 0.9
+    {
+        (
+            "rung10:streamk=2".to_string(),
+            "between two and three waves of tiles, more than 10% of the slots idle: whole tiles, then stream-K on the last partial wave plus one",
         )
     } else if let Some(bn) = token_split(shape, clusters) {
         (
@@ -121,14 +138,27 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
             "rung10:streamk=1,evict_first=1,pdl=1".to_string(),
             "M <= 256, under two waves of tiles: stream-K over every tile, evict-first weights, PDL",
         )
-    } else if cluster_tiles < 2 * clusters {
+    } else if cluster_tiles < 2 * clusters && wave_fill(cluster_tiles, clusters) < 0.9 {
         (
             "rung10:streamk=1".to_string(),
-            "under two waves of tiles: stream-K over every tile",
+            "under two waves of tiles, more than 10% of their slots idle: stream-K over every tile",
         )
     } else {
-        ("rung10".to_string(), "two waves or more: whole tiles")
+        (
+            "rung10".to_string(),
+            "whole tiles fill at least 90% of their waves' slots (or two waves of tiles with the last at most 10% idle)",
+        )
     }
+}
+
+/// Waves of `tiles` on `clusters` (a partial last one counted).
+fn waves(tiles: usize, clusters: usize) -> usize {
+    tiles.div_ceil(clusters)
+}
+
+/// The share of the waves' cluster slots that hold a tile.
+fn wave_fill(tiles: usize, clusters: usize) -> f64 {
+    tiles as f64 / (waves(tiles, clusters) * clusters) as f64
 }
 
 /// Swap-AB with whole tiles on `cluster` CTAs along the weights (with 2, the token tile multicast to both):
@@ -253,6 +283,24 @@ mod tests {
         assert!(pick(&Shape::new("t", 640, 8192, 8192)).starts_with(&format!("{split}160,")));
         assert!(!pick(&shape("tokens_777")).contains("evict_first"));
         assert_eq!(token_split(&Shape::new("t", 1000, 8192, 8192), 66), None);
+        // H29: 192 < M <= 240 with the weights in one wave of 64-row tiles, two consumers split the token tile.
+        let t = |m, n| pick(&Shape::new("t", m, n, 8192));
+        assert!(
+            t(224, 8192).contains("consumers=2,wg_m=64,bn=224,")
+                && t(224, 8192).contains("split_n=1")
+        );
+        assert!(t(193, 4096).contains("bn=208,") && t(193, 4096).contains("split_n=1"));
+        assert_eq!(t(241, 8192), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
+        // Whole tiles where they fill 90% of their waves (64 and 128 tiles on 66 clusters)...
+        assert_eq!(t(512, 8192), "rung10");
+        assert_eq!(t(1000, 8192), "rung10");
+        // ... the token split where it pays (M = 300, 576) ...
+        assert!(t(300, 8192).contains("bn=160,") && t(576, 8192).contains("bn=144,"));
+        // ... and on the last wave plus one between two and three waves filled under 90% (160 tiles).
+        assert_eq!(t(1280, 8192), "rung10:streamk=2");
+        assert_eq!(t(1100, 8192), "rung10:streamk=2");
+        assert!(t(1500, 8192).starts_with("rung10"));
+        assert!(!t(1500, 8192).contains("streamk"));
         assert_eq!(token_split(&Shape::new("t", 512, 8192, 8192), 66), None);
         // A tie goes to the fewer, wider tiles (M = 384, N = 28672: 2 x 192 and 4 x 96 cost the same).
         assert_eq!(
@@ -273,7 +321,6 @@ mod tests {
             pick(&shape("decode_mlp_up")),
             "rung10:streamk=1,evict_first=1,pdl=1"
         );
-        assert_eq!(pick(&Shape::new("t", 1000, 8192, 8192)), "rung10:streamk=1");
         assert_eq!(pick(&shape("prefill_1500")), "rung10");
         for s in ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"] {
             assert_eq!(pick(&shape(s)), "rung10", "{s}");
@@ -297,7 +344,9 @@ mod tests {
             shape("decode_m128"),
             shape("decode_m160"),
             shape("decode_m192"),
+            shape("decode_m224"),
             shape("tokens_384"),
+            shape("tokens_1280"),
             shape("attn_out_777"),
             shape("decode_mlp_up"),
             shape("tokens_777"),

@@ -121,12 +121,12 @@ pub fn extra_shapes() -> Vec<Shape> {
 }
 
 /// Token counts that are not tile multiples (issue 11, "any M"): decode of Llama-3-70B's attention output
-/// (N = K = 8192) at M = 1 to 192 and 384 tokens, a prefill of 1500 tokens, 777 tokens through the MLP up projection
+/// (N = K = 8192) at M = 1 to 224 and 384 and 1280 tokens, a prefill of 1500 tokens, 777 tokens through the MLP up projection
 /// and through the attention output, and 1000^3
 /// (N and K off every tile width and tile_k too). For the `correct::any_m::*` trials and `compare`; they are not
 /// standard shapes, so the ladder and the step trials do not run them.
 pub fn token_count_shapes() -> Vec<Shape> {
-    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128, 160, 192]
+    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128, 160, 192, 224]
         .iter()
         .map(|&m| Shape::new(&format!("decode_m{m}"), m, 8192, 8192))
         .collect();
@@ -136,6 +136,7 @@ pub fn token_count_shapes() -> Vec<Shape> {
         Shape::new("tokens_777", 777, 28672, 8192),
         Shape::new("attn_out_777", 777, 8192, 8192),
         Shape::new("square1000", 1000, 1000, 1000),
+        Shape::new("tokens_1280", 1280, 8192, 8192),
     ]);
     shapes
 }
@@ -238,11 +239,13 @@ mod parse_tests {
                 "decode_m128",
                 "decode_m160",
                 "decode_m192",
+                "decode_m224",
                 "tokens_384",
                 "prefill_1500",
                 "tokens_777",
                 "attn_out_777",
-                "square1000"
+                "square1000",
+                "tokens_1280"
             ]
         );
         // The ladder (every rung on every standard shape) and the main job stay on the seven shapes.
