@@ -106,7 +106,10 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
             )),
             "96 < M <= 192: swap-AB, token tile M rounded up to 16, 128 weight rows a CTA, tokens multicast, stream-K, evict-first weights, PDL",
         )
-    } else if shape.m <= 240 && shape.n.div_ceil(128) <= clusters {
+    } else if shape.m <= 240
+        && shape.n.div_ceil(128) <= clusters
+        && wave_fill(shape.n.div_ceil(64), sm_count as usize) >= 0.9
+    {
         let bn = shape.m.next_multiple_of(16);
         (
             deepest_ring(&format!(
@@ -123,10 +126,12 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     } else if shape.m > 256
         && waves(cluster_tiles, clusters) == 3
         && wave_fill(cluster_tiles, clusters) < 0.9
+        && token_split(shape, clusters)
+            .is_none_or(|bn| shape.m.div_ceil(bn) * bn * 100 >= shape.m * 104)
     {
         (
             "rung10:streamk=2".to_string(),
-            "between two and three waves of tiles, more than 10% of the slots idle: whole tiles, then stream-K on the last partial wave plus one",
+            "between two and three waves of tiles, more than 10% of the slots idle, no token split padding under 4%: whole tiles, then stream-K on the last partial wave plus one",
         )
     } else if let Some(bn) = token_split(shape, clusters) {
         (
@@ -138,15 +143,15 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
             "rung10:streamk=1,evict_first=1,pdl=1".to_string(),
             "M <= 256, under two waves of tiles: stream-K over every tile, evict-first weights, PDL",
         )
-    } else if cluster_tiles < 2 * clusters && wave_fill(cluster_tiles, clusters) < 0.9 {
+    } else if cluster_tiles < 2 * clusters && wave_fill(cluster_tiles, clusters) < 0.95 {
         (
             "rung10:streamk=1".to_string(),
-            "under two waves of tiles, more than 10% of their slots idle: stream-K over every tile",
+            "under two waves of tiles, more than 5% of their slots idle: stream-K over every tile",
         )
     } else {
         (
             "rung10".to_string(),
-            "whole tiles fill at least 90% of their waves' slots (or two waves of tiles with the last at most 10% idle)",
+            "whole tiles: one or two waves at least 95% filled, or more waves",
         )
     }
 }
@@ -289,7 +294,9 @@ mod tests {
             t(224, 8192).contains("consumers=2,wg_m=64,bn=224,")
                 && t(224, 8192).contains("split_n=1")
         );
-        assert!(t(193, 4096).contains("bn=208,") && t(193, 4096).contains("split_n=1"));
+        assert!(t(193, 8192).contains("bn=208,") && t(193, 8192).contains("split_n=1"));
+        // ... not where 64-row weight tiles leave SMs idle (N = 4096: 64 CTAs on 132 SMs, H30).
+        assert_eq!(t(224, 4096), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
         assert_eq!(t(241, 8192), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
         // Whole tiles where they fill 90% of their waves (64 and 128 tiles on 66 clusters)...
         assert_eq!(t(512, 8192), "rung10");
@@ -299,6 +306,10 @@ mod tests {
         // ... and on the last wave plus one between two and three waves filled under 90% (160 tiles).
         assert_eq!(t(1280, 8192), "rung10:streamk=2");
         assert_eq!(t(1100, 8192), "rung10:streamk=2");
+        // ... unless the token split pads under 4% (1152 = 6 x 192) ...
+        assert!(t(1152, 8192).contains("swap_ab=1,") && t(1152, 8192).contains("bn=192,"));
+        // ... and whole tiles under two waves only where they fill 95% (768x10240: 120 tiles, 91%).
+        assert_eq!(t(768, 10240), "rung10:streamk=1");
         assert!(t(1500, 8192).starts_with("rung10"));
         assert!(!t(1500, 8192).contains("streamk"));
         assert_eq!(token_split(&Shape::new("t", 512, 8192, 8192), 66), None);
