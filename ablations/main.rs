@@ -491,7 +491,7 @@ fn sanitize() -> Vec<GpuTrial> {
         ("token_split", 777, 8192),
         ("decode_streamk", 256, 8192),
         ("swap_ab_split_tokens", 224, 8192),
-        ("last_wave_streamk", 1280, 8192),
+        ("last_wave_streamk", 1000, 10240),
     ]
     .into_iter()
     .map(|(family, m, n)| {

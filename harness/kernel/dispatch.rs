@@ -21,6 +21,13 @@
 //! - M <= 96: swap-AB with 96-token tiles, 7 stages, evict-first, PDL: 1.14 at M = 96, against 1.20 with
 //!   128-token tiles (tools/sweeps/token-tiles-2.txt, results/h200/e86dfb1/).
 //! - M <= 192: the token tile M rounded up to 16 on two consumers of 64 weight rows, tokens multicast, stream-K.
+//! - 192 < M <= 240 with the weights in one wave of 64-row tiles that fills 90% of the SMs (N = 8192 on 132 SMs):
+//!   swap-AB whole tiles of 64 weight rows, the token tile M rounded up to 16 split between two consumers
+//!   (`split_n`), evict-first, PDL: 1.15 at M = 200, 1.09 at 208, 0.91 at 224, 1.13 at 216, 1.11 at 232, 1.10 at
+//!   240, against 1.33, 1.23, 0.99, 1.22, 1.15, 1.14 for the kernel below (H29, H30;
+//!   results/h200/a73ef92/split-tokens/, results/h200/c52a6c7/auto-h29/, results/h200/0e94ff1/auto-h30/). At
+//!   N = 4096 (64 CTAs) it ran 1.44 against 1.06, hence the fill condition. At M = 192 one consumer stays (1.09
+//!   against 1.13 split, H27 refuted).
 //! - M <= 256 and fewer 256x256 cluster tiles than clusters (decode_attn_out, decode_qkv, decode_mlp_down): rung 10
 //!   with 128-wide tiles, 6 stages, stream-K over every tile, evict-first, PDL: 1.10 on decode_attn_out (swap-AB
 //!   with 224- and 256-token tiles measured 1.00 and 1.16-1.23 against 0.99 and 1.10).
@@ -31,10 +38,18 @@
 //!   M = 320, 1.03 at 384, 0.92 at 448, 1.06 at 640, 1.08 at 777, 1.05 at 896, 1.14 on tokens_777, against 1.35,
 //!   1.13, 1.10, 1.26, 1.30, 1.18 and 1.31 (H26; results/h200/6b2f830/token-split/,
 //!   results/h200/ee42796/auto-after-h26/). At M = 1000 the split saves nothing (1.03 either way) and rung 10 stays.
-//! - fewer cluster tiles than two waves of clusters (decode_mlp_up; M = 512 and about 1000 at N = 8192): rung 10
-//!   with stream-K over every tile, plus evict-first and PDL where one tile row holds every token (M <= 256: the
-//!   weights are read once): 0.89 on decode_mlp_up.
-//! - otherwise rung 10 (whole tiles; stream-K on the last waves measured slower, H15 in ablations/HYPOTHESES.md).
+//! - between two and three waves of cluster tiles, more than 10% of their slots idle, and no token split that pays
+//!   (1000x10240, 768x14336): rung 10 with stream-K on the last partial wave plus one (`streamk=2`): 1.03 and 1.04
+//!   against 1.19 and 1.16 with whole tiles (H29, results/h200/c52a6c7/auto-h29/). Where the token split pays it
+//!   stays: `streamk=2` was 1.13 against its 1.05 at M = 1152, 1.18 against 1.09 at 1100, 1.14 against 1.10 at
+//!   800x10240 (H30, refuted), though 1.02 against 1.08 at 1280.
+//! - under two waves of cluster tiles filling less than 95% of the slots (decode_mlp_up; 768x10240): rung 10 with
+//!   stream-K over every tile, plus evict-first and PDL where one tile row holds every token (M <= 256: the
+//!   weights are read once): 0.89 on decode_mlp_up, 0.97 at 768x10240 (whole tiles 1.00).
+//! - otherwise rung 10 with whole tiles: where one or two waves are at least 95% full (M = 480-512 and 897-1024 at
+//!   N = 8192, 960 and 2048 at N = 4096): 1.06, 1.01, 1.00, 1.01, 1.00 against 1.15, 1.09, 1.03, 1.10, 1.04 with
+//!   stream-K over every tile (H29, H30); and at three waves or more (stream-K on the last waves measured slower
+//!   at 3.9 waves, H15 in ablations/HYPOTHESES.md).
 //!
 //! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
 
@@ -126,12 +141,11 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     } else if shape.m > 256
         && waves(cluster_tiles, clusters) == 3
         && wave_fill(cluster_tiles, clusters) < 0.9
-        && token_split(shape, clusters)
-            .is_none_or(|bn| shape.m.div_ceil(bn) * bn * 100 >= shape.m * 104)
+        && token_split(shape, clusters).is_none()
     {
         (
             "rung10:streamk=2".to_string(),
-            "between two and three waves of tiles, more than 10% of the slots idle, no token split padding under 4%: whole tiles, then stream-K on the last partial wave plus one",
+            "between two and three waves of tiles, more than 10% of the slots idle, no token split that pays: whole tiles, then stream-K on the last partial wave plus one",
         )
     } else if let Some(bn) = token_split(shape, clusters) {
         (
@@ -298,18 +312,19 @@ mod tests {
         // ... not where 64-row weight tiles leave SMs idle (N = 4096: 64 CTAs on 132 SMs, H30).
         assert_eq!(t(224, 4096), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
         assert_eq!(t(241, 8192), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
-        // Whole tiles where they fill 90% of their waves (64 and 128 tiles on 66 clusters)...
+        // Whole tiles under two waves where they fill 95% of the slots (64 and 128 tiles on 66 clusters), stream-K
+        // over every tile where they fill less (768x10240: 120 tiles, 91%)...
         assert_eq!(t(512, 8192), "rung10");
         assert_eq!(t(1000, 8192), "rung10");
-        // ... the token split where it pays (M = 300, 576) ...
-        assert!(t(300, 8192).contains("bn=160,") && t(576, 8192).contains("bn=144,"));
-        // ... and on the last wave plus one between two and three waves filled under 90% (160 tiles).
-        assert_eq!(t(1280, 8192), "rung10:streamk=2");
-        assert_eq!(t(1100, 8192), "rung10:streamk=2");
-        // ... unless the token split pads under 4% (1152 = 6 x 192) ...
-        assert!(t(1152, 8192).contains("swap_ab=1,") && t(1152, 8192).contains("bn=192,"));
-        // ... and whole tiles under two waves only where they fill 95% (768x10240: 120 tiles, 91%).
         assert_eq!(t(768, 10240), "rung10:streamk=1");
+        // ... the token split where it pays (M = 300, 576, 1100, 1152, 1280; H30: it beat stream-K out of sample) ...
+        assert!(t(300, 8192).contains("bn=160,") && t(576, 8192).contains("bn=144,"));
+        assert!(t(1152, 8192).contains("swap_ab=1,") && t(1152, 8192).contains("bn=192,"));
+        assert!(t(1280, 8192).contains("swap_ab=1,") && t(1100, 8192).contains("swap_ab=1,"));
+        // ... and where it does not, between two and three waves filled under 90%, stream-K on the last wave plus
+        // one instead of whole tiles.
+        assert_eq!(t(1000, 10240), "rung10:streamk=2");
+        assert_eq!(t(768, 14336), "rung10:streamk=2");
         assert!(t(1500, 8192).starts_with("rung10"));
         assert!(!t(1500, 8192).contains("streamk"));
         assert_eq!(token_split(&Shape::new("t", 512, 8192, 8192), 66), None);
