@@ -589,6 +589,10 @@ fn top_switches() -> Vec<GpuTrial> {
         )
     });
     // The Hilbert half of H13, built after the CTA-count half was measured.
+    let r10_hilbert = move || GemmConfig {
+        hilbert_order: true,
+        ..r10()
+    };
     let hilbert = compute.into_iter().map(move |s| {
         let name = format!("beyond::hilbert::{s}");
         let (v, why) = match s {
@@ -601,26 +605,14 @@ fn top_switches() -> Vec<GpuTrial> {
         configs(
             &name,
             (&Rung::Stmatrix.name(), r10()),
-            (
-                "rung10+tile_order=hilbert",
-                GemmConfig {
-                    hilbert_order: true,
-                    ..r10()
-                },
-            ),
+            ("rung10+tile_order=hilbert", r10_hilbert()),
             s,
             past(&name, v, &format!("ablations/HYPOTHESES.md H13 (its tile-order half): {why}")),
         )
     });
     let hilbert_correct = correct(
         "beyond::hilbert_correct::bf16::tokens_777",
-        VariantSpec::gemm(
-            "rung10+tile_order=hilbert".to_string(),
-            GemmConfig {
-                hilbert_order: true,
-                ..r10()
-            },
-        ),
+        VariantSpec::gemm("rung10+tile_order=hilbert".to_string(), r10_hilbert()),
         "tokens_777",
         DType::BF16,
     );
