@@ -495,7 +495,8 @@ fn sanitize() -> Vec<GpuTrial> {
         ("small_m_streamk", 64, 28672),
         ("swap_ab_two_consumers_streamk", 128, 28672),
         ("token_split", 777, 8192),
-        ("decode_streamk", 256, 8192),
+        ("decode_streamk", 256, 10240),
+        ("decode_whole", 256, 8192),
         ("swap_ab_split_tokens", 224, 8192),
         ("last_wave_streamk", 1000, 10240),
     ]

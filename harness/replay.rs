@@ -34,31 +34,55 @@ pub fn reference_runs(suite: &str) -> Vec<PathBuf> {
     files
 }
 
-/// Judges every record of a run against the current expectations; returns the disagreements.
-pub fn replay(
-    run: &RunFile,
-    expectations: &[(String, crate::trial::expect::Expect)],
-) -> Vec<String> {
-    let mut problems = Vec::new();
+/// A current trial as replay sees it: its name, its expectation, and the candidate a comparison times now.
+type Current = (String, crate::trial::expect::Expect, Option<String>);
+
+/// What one run's replay found: disagreements, and the comparisons not judged because the trial's candidate is
+/// another kernel now (`ladder::auto::*` after `auto`'s rule changed: the record measured the kernel it replaced).
+#[derive(Debug, Default)]
+pub struct Replayed {
+    pub problems: Vec<String>,
+    pub other_kernel: Vec<String>,
+}
+
+/// Judges every record of a run against the current expectations.
+pub fn replay(run: &RunFile, expectations: &[Current]) -> Replayed {
+    let mut out = Replayed::default();
     for r in &run.trials {
-        match expectations.iter().find(|(n, _)| *n == r.name) {
-            None => problems.push(format!("{}: no such trial in the current list", r.name)),
-            Some((_, expect)) => {
+        match expectations.iter().find(|(n, ..)| *n == r.name) {
+            None => out
+                .problems
+                .push(format!("{}: no such trial in the current list", r.name)),
+            Some((_, expect, candidate)) => {
+                let recorded = r.comparison.as_ref().map(|c| &c.candidate);
+                if let (Some(now), Some(then)) = (candidate, recorded) {
+                    if now != then {
+                        out.other_kernel
+                            .push(format!("{} (recorded {then}, now {now})", r.name));
+                        continue;
+                    }
+                }
                 let j = judge(expect, r);
                 if !j.passed {
-                    problems.push(format!("{}: {}", r.name, j.line));
+                    out.problems.push(format!("{}: {}", r.name, j.line));
                 }
             }
         }
     }
-    problems
+    out
 }
 
 /// One CPU trial per committed run of `suite`.
 pub fn trials(suite: &str, gpu: &[GpuTrial]) -> Vec<Trial> {
-    let expectations: Vec<(String, crate::trial::expect::Expect)> = gpu
+    let expectations: Vec<Current> = gpu
         .iter()
-        .map(|t| (t.name.clone(), t.expectation.expect.clone()))
+        .map(|t| {
+            let candidate = match &t.job {
+                crate::trial::job::Job::Compare { candidate, .. } => Some(candidate.name()),
+                _ => None,
+            };
+            (t.name.clone(), t.expectation.expect.clone(), candidate)
+        })
         .collect();
     let files = reference_runs(suite);
     if files.is_empty() {
@@ -79,11 +103,29 @@ pub fn trials(suite: &str, gpu: &[GpuTrial]) -> Vec<Trial> {
                 .unwrap_or_default()
                 .to_string();
             let expectations = expectations.clone();
-            Trial::test(format!("replay::{stem}"), move || {
+            let name = format!("replay::{stem}");
+            Trial::test(name, move || {
                 let run = RunFile::read(&path)
                     .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
-                let problems = replay(&run, &expectations);
-                if problems.is_empty() {
+                let Replayed {
+                    problems,
+                    other_kernel,
+                } = replay(&run, &expectations);
+                if !other_kernel.is_empty() {
+                    // Said, not skipped silently: these records measured a kernel the trial no longer runs.
+                    eprintln!(
+                        "replay::{stem}: {} of {} records not judged, their trial runs another kernel now: {}",
+                        other_kernel.len(),
+                        run.trials.len(),
+                        other_kernel.join("; ")
+                    );
+                }
+                if other_kernel.len() == run.trials.len() {
+                    Err(Failed::from(format!(
+                        "{}: every record measured a kernel its trial no longer runs: nothing replayed",
+                        path.display()
+                    )))
+                } else if problems.is_empty() {
                     Ok(())
                 } else {
                     Err(Failed::from(format!(

@@ -28,7 +28,12 @@
 //!   results/h200/a73ef92/split-tokens/, results/h200/c52a6c7/auto-h29/, results/h200/0e94ff1/auto-h30/). At
 //!   N = 4096 (64 CTAs) it ran 1.44 against 1.06, hence the fill condition. At M = 192 one consumer stays (1.09
 //!   against 1.13 split, H27 refuted).
-//! - M <= 256 and fewer 256x256 cluster tiles than clusters (decode_attn_out, decode_qkv, decode_mlp_down): rung 10
+//! - 224 < M <= 256 where one wave of 256x128 cluster tiles fills at least 95% of the clusters (N = 8192 on 132
+//!   SMs: decode_attn_out, decode_mlp_down): cuBLAS's own tiling, whole 128x128 tiles on 2x1 clusters, 6 stages,
+//!   evict-first, PDL (`WHOLE_DECODE_SPEC`, H31): 1.018 on decode_attn_out, 1.026 on decode_mlp_down, 1.068 at
+//!   M = 240, against 1.101, 1.032 and 1.112 for the kernels below (results/h200/869f58b/decode-whole/). Not at
+//!   M <= 192 (1.30 against 1.07) nor on decode_qkv (80 tiles: 1.57 against 1.04).
+//! - M <= 256 and fewer 256x256 cluster tiles than clusters (decode_qkv; decode_attn_out and decode_mlp_down before H31): rung 10
 //!   with 128-wide tiles, 6 stages, stream-K over every tile, evict-first, PDL: 1.10 on decode_attn_out (swap-AB
 //!   with 224- and 256-token tiles measured 1.00 and 1.16-1.23 against 0.99 and 1.10).
 //! - M > 256 where splitting the tokens into T tiles of M / T (rounded up to 16) wastes less than 256-row tiles:
@@ -120,6 +125,15 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
                 swap_ab_whole_kernel(2, 2, bn)
             )),
             "96 < M <= 192: swap-AB, token tile M rounded up to 16, 128 weight rows a CTA, tokens multicast, stream-K, evict-first weights, PDL",
+        )
+    } else if shape.m > 224
+        && shape.m <= 256
+        && waves(shape.n.div_ceil(128), clusters) == 1
+        && wave_fill(shape.n.div_ceil(128), clusters) >= 0.95
+    {
+        (
+            format!("{WHOLE_DECODE_SPEC},evict_first=1,pdl=1"),
+            "224 < M <= 256, one wave of 256x128 cluster tiles at least 95% full: cuBLAS's tiling, whole 128x128 tiles on 2x1 clusters, evict-first weights, PDL",
         )
     } else if shape.m <= 240
         && shape.n.div_ceil(128) <= clusters
@@ -237,6 +251,10 @@ pub const SMALL_M_SPEC: &str = "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,b
 /// `auto`'s kernel for 128 < M <= 256 under one wave of tiles (the decode shapes), named for the same reason.
 pub const DECODE_SPEC: &str = "rung10:streamk=1,bn=128,stages=6";
 
+/// cuBLAS's tiling at M = 256 (Nsight Compute, results/h200/2948404/profiles/): whole 128x128 tiles on 2x1
+/// clusters, 6 stages; `auto` runs it with evict-first and PDL where one wave of them fills the SMs (H31).
+pub const WHOLE_DECODE_SPEC: &str = "rung10:bn=128,stages=6";
+
 /// Swap-AB for M tokens (H19): 128 weight rows a tile as in `SMALL_M_SPEC`, the tokens the smallest wgmma n-size
 /// that holds them (at most 128, in 128-token tiles beyond), stream-K over every tile, 8 stages (6 at n = 128), the
 /// transposed direct epilogue.
@@ -311,7 +329,13 @@ mod tests {
         assert!(t(193, 8192).contains("bn=208,") && t(193, 8192).contains("split_n=1"));
         // ... not where 64-row weight tiles leave SMs idle (N = 4096: 64 CTAs on 132 SMs, H30).
         assert_eq!(t(224, 4096), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
-        assert_eq!(t(241, 8192), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
+        // 224 < M <= 256 where one wave of 256x128 cluster tiles fills 95% of the clusters: cuBLAS's tiling (H31).
+        let whole_decode = format!("{WHOLE_DECODE_SPEC},evict_first=1,pdl=1");
+        assert_eq!(t(225, 8192), whole_decode);
+        assert_eq!(t(240, 8192), whole_decode);
+        assert_eq!(pick(&shape("decode_attn_out")), whole_decode);
+        assert_eq!(pick(&shape("decode_mlp_down")), whole_decode);
+        assert_eq!(t(241, 4096), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
         // Whole tiles under two waves where they fill 95% of the slots (64 and 128 tiles on 66 clusters), stream-K
         // over every tile where they fill less (768x10240: 120 tiles, 91%)...
         assert_eq!(t(512, 8192), "rung10");
@@ -335,14 +359,11 @@ mod tests {
         );
         // Every ring is as deep as shared memory allows, up to 8 stages.
         assert!(pick(&shape("attn_out_777")).ends_with("stages=5"));
-        // M = 256: 32-40 cluster tiles for 66 clusters, or 112.
-        for s in ["decode_attn_out", "decode_qkv", "decode_mlp_down"] {
-            assert_eq!(
-                pick(&shape(s)),
-                format!("{DECODE_SPEC},evict_first=1,pdl=1"),
-                "{s}"
-            );
-        }
+        // M = 256 with 80 or 224 tiles of 256x128 for 66 clusters (decode_qkv, decode_mlp_up): stream-K.
+        assert_eq!(
+            pick(&shape("decode_qkv")),
+            format!("{DECODE_SPEC},evict_first=1,pdl=1")
+        );
         assert_eq!(
             pick(&shape("decode_mlp_up")),
             "rung10:streamk=1,evict_first=1,pdl=1"

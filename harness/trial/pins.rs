@@ -303,6 +303,31 @@ pub fn pinned_across_hosts(trial: &str, hypothesis: &str, floor: f64) -> Expecta
     ))
 }
 
+/// `compare` sweeps that measured a kernel against cuBLAS before any trial ran it: H31's whole 128x128 tiles at
+/// M = 256 (869f58b, tools/sweeps/decode-whole.txt), the pin of `ladder::auto` on the shapes `auto` now runs them.
+const SWEEPS: [(&str, &str); 2] = [
+    (
+        "869f58b/decode-whole/runs/compare-20261130T180715Z",
+        include_str!("../../results/h200/869f58b/decode-whole/runs/compare-20261130T180715Z.json"),
+    ),
+    (
+        "869f58b/decode-whole/runs/compare-20261130T180720Z",
+        include_str!("../../results/h200/869f58b/decode-whole/runs/compare-20261130T180720Z.json"),
+    ),
+];
+
+/// A trial whose kernel a `compare` sweep measured against cuBLAS first: the ratio the sweep's `compare_trial`
+/// measured (within `floor` at least, as `pinned_current_ratio`), with the hypothesis that chose the kernel beside it.
+pub fn pinned_from_sweep(compare_trial: &str, hypothesis: &str, floor: f64) -> Expectation {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let runs = estimates(PARSED.get_or_init(|| parse(&SWEEPS)), compare_trial);
+    assert!(
+        !runs.is_empty(),
+        "{compare_trial}: no committed sweep holds it"
+    );
+    pinned_ratio_from(&runs, floor).noting(&format!("; chosen by {hypothesis}"))
+}
+
 /// Each rounds-method reference run's estimate of a trial: (run, ratio, 95% interval).
 fn current(trial: &str) -> Vec<Estimate> {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
