@@ -139,3 +139,37 @@ pub fn trials(suite: &str, gpu: &[GpuTrial]) -> Vec<Trial> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trial::expect::Expect;
+    use crate::Verdict;
+
+    /// The b774589 run (committed), with one trial's record relabelled.
+    fn run_with_candidate(trial: &str, candidate: &str) -> RunFile {
+        let mut run =
+            RunFile::read(&reference_dir().join("ablations-20261130T143838Z.json")).unwrap();
+        run.trials.retain(|t| t.name == trial);
+        run.trials[0].comparison.as_mut().unwrap().candidate = candidate.to_string();
+        run
+    }
+
+    #[test]
+    fn a_record_of_another_kernel_is_named_not_judged() {
+        let trial = "ladder::rung10_stmatrix::square4096";
+        // An expectation the record contradicts (rung 10 was not 1.3x faster than cuBLAS).
+        let expect = Expect::Verdict(Verdict::Faster);
+        let judged = replay(
+            &run_with_candidate(trial, "rung10_stmatrix"),
+            &[(trial.into(), expect.clone(), Some("rung10_stmatrix".into()))],
+        );
+        assert_eq!((judged.problems.len(), judged.other_kernel.len()), (1, 0));
+        let other = replay(
+            &run_with_candidate(trial, "rung10_stmatrix"),
+            &[(trial.into(), expect, Some("auto=rung10:bn=128".into()))],
+        );
+        assert_eq!((other.problems.len(), other.other_kernel.len()), (0, 1));
+        assert!(other.other_kernel[0].contains("recorded rung10_stmatrix, now auto=rung10:bn=128"));
+    }
+}
