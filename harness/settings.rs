@@ -50,10 +50,13 @@ pub struct Settings {
     pub fail_on_slower: bool,
     /// The GPUs (CUDA ordinals) the trials are spread over, one child process per GPU at a time; None: all.
     pub devices: Option<Vec<usize>>,
+    /// Run only the GPU trials of shard i of n (1-based; trial k, in list order, belongs to shard k % n + 1), the
+    /// others ignored with that reason: a suite longer than one sitting runs as n runs at the same commit.
+    pub shard: Option<(usize, usize)>,
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 22] = [
+pub const KNOWN: [(&str, &str); 23] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -122,6 +125,10 @@ pub const KNOWN: [(&str, &str); 22] = [
         "GPUs to spread the trials over, one process per GPU: all, or CUDA ordinals such as 0,1 (all)",
     ),
     (
+        "GEMM_ABLATE_SHARD",
+        "i/n: run only the GPU trials of shard i of n (trial k in list order is in shard k % n + 1) (all)",
+    ),
+    (
         "GEMM_ABLATE_RESULTS_DIR",
         "where runs are written (results)",
     ),
@@ -178,6 +185,7 @@ impl Default for Settings {
             baseline: None,
             fail_on_slower: false,
             devices: None,
+            shard: None,
         }
     }
 }
@@ -345,6 +353,7 @@ impl Settings {
                 "0 or 1",
             )? == 1,
             devices: devices(vars)?,
+            shard: shard(vars)?,
         })
     }
 
@@ -379,6 +388,22 @@ fn devices(vars: &[(String, String)]) -> Result<Option<Vec<usize>>> {
         list.push(i);
     }
     Ok(Some(list))
+}
+
+/// GEMM_ABLATE_SHARD: `i/n` with 1 <= i <= n.
+fn shard(vars: &[(String, String)]) -> Result<Option<(usize, usize)>> {
+    let Some((_, v)) = vars.iter().find(|(k, _)| k == "GEMM_ABLATE_SHARD") else {
+        return Ok(None);
+    };
+    let parsed = v
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((i, n)) if i >= 1 && i <= n => Ok(Some((i, n))),
+        _ => Err(Error::Config(format!(
+            "setting GEMM_ABLATE_SHARD={v:?} is not valid: it must be i/n with 1 <= i <= n, such as 1/2"
+        ))),
+    }
 }
 
 fn baseline_name(vars: &[(String, String)], name: &str) -> Result<Option<String>> {
@@ -456,6 +481,12 @@ mod tests {
     fn devices_are_all_or_distinct_ordinals() {
         let s = Settings::from_vars(&vars(&[("GEMM_ABLATE_DEVICES", "1, 0")])).unwrap();
         assert_eq!(s.devices, Some(vec![1, 0]));
+        let s = Settings::from_vars(&vars(&[("GEMM_ABLATE_SHARD", "2/3")])).unwrap();
+        assert_eq!(s.shard, Some((2, 3)));
+        for bad in ["0/2", "3/2", "1", "a/b"] {
+            let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_SHARD", bad)])).unwrap_err();
+            assert!(e.to_string().contains("1 <= i <= n"), "{bad}: {e}");
+        }
         let s = Settings::from_vars(&vars(&[("GEMM_ABLATE_DEVICES", "all")])).unwrap();
         assert_eq!(s.devices, None);
         for bad in ["0,0", "gpu1", "", "0,,1"] {

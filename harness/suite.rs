@@ -343,10 +343,12 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         }
         None => None,
     };
+    let in_shard = |index: usize| settings.shard.is_none_or(|(i, n)| index % n + 1 == i);
     let progress = Arc::new(Progress::new(
         gpu_trials
             .iter()
-            .filter(|t| selected(&args, &t.name))
+            .enumerate()
+            .filter(|(k, t)| in_shard(*k) && selected(&args, &t.name))
             .count(),
     ));
     let available: Arc<std::result::Result<(), String>> = Arc::new(
@@ -389,7 +391,11 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         calibration: Vec::new(),
     }));
     let mut trials = cpu_trials;
-    for t in gpu_trials {
+    for (index, t) in gpu_trials.into_iter().enumerate() {
+        let other_shard = settings
+            .shard
+            .filter(|_| !in_shard(index))
+            .map(|(i, n)| (index % n + 1, i, n));
         let (available, run_file, progress, pool, seats) = (
             available.clone(),
             run_file.clone(),
@@ -407,6 +413,11 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         } = t;
         trials.push(
             Trial::ignorable_test(name.clone(), move || {
+                if let Some((theirs, mine, n)) = other_shard {
+                    return Ok(Completion::ignored_with(format!(
+                        "GEMM_ABLATE_SHARD={mine}/{n}: shard {theirs} runs it"
+                    )));
+                }
                 if let Err(reason) = available.as_ref() {
                     return Ok(Completion::ignored_with(format!(
                         "needs a Hopper GPU: {reason}"

@@ -3,17 +3,21 @@
 # targets. The replay:: trials are CPU tests of the committed runs (CI runs them) and are skipped here, where the
 # runs being made are not committed yet.
 # Run from the repository root after ../shared/tools/gpu-stage, with OUT set to a folder that comes back.
-# Arguments: the targets to run (default both; on a one-GPU host each fits one 10-minute device call alone).
+# Arguments: the targets to run (default both), each optionally TARGET@i/n to run shard i of n of its GPU trials
+# (GEMM_ABLATE_SHARD): on a one-GPU host the ablations take 8.7 min, so `ablations@1/2` and `ablations@2/2` in two
+# device calls, then `microbench`.
 set -uo pipefail
 export GEMM_ABLATE_RESULTS_DIR="$OUT/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/gpu.txt" 2>&1
 rc=0
-for target in ${@:-ablations microbench}; do
+for arg in ${@:-ablations microbench}; do
+  target=${arg%@*}; shard=""; log="$OUT/$target.log"
+  if [[ $arg == *@* ]]; then shard=${arg#*@}; log="$OUT/$target-shard-${shard/\//-of-}.log"; fi
   start=$(date +%s)
-  .gpu/$target --skip replay:: > "$OUT/$target.log" 2>&1 || rc=1
-  echo "$target: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$OUT/$target.log")"
-  grep -E "^test .*FAILED|^failures:" "$OUT/$target.log" | head -20
+  env ${shard:+GEMM_ABLATE_SHARD=$shard} .gpu/$target --skip replay:: > "$log" 2>&1 || rc=1
+  echo "$arg: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$log")"
+  grep -E "^test .*FAILED|^failures:" "$log" | head -20
 done
-tar czf "$OUT/runs-${1:-all}.tgz" -C "$OUT" runs && rm -rf "$OUT/runs"
+tar czf "$OUT/runs-$(echo "${1:-all}" | tr -c "A-Za-z0-9_\n" "-").tgz" -C "$OUT" runs && rm -rf "$OUT/runs"
 exit $rc
