@@ -1,0 +1,397 @@
+//! Small M and decode (issue 11): `auto`'s choices checked against cuBLAS, programmatic dependent launch, swap-AB,
+//! evict-first, token tiles, and the other kernels `auto` was built from (ablations/HYPOTHESES.md H18-H31).
+
+use crate::past_seed::past;
+use harness::trial::hypothesis::{configs, correct};
+use harness::{shape, DType, GemmConfig, GpuTrial, VariantSpec, Verdict};
+
+/// `auto`'s choices checked against cuBLAS where the standard shapes do not reach them: few tokens, odd counts.
+pub(crate) fn auto_correct() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    [
+        ("decode_m1", DType::F16),
+        ("decode_m64", DType::BF16),
+        ("tokens_777", DType::F16),
+        ("prefill_1500", DType::BF16),
+        ("decode_m192", DType::F16),
+        ("tokens_384", DType::BF16),
+        ("decode_m16", DType::BF16),
+        ("decode_m128", DType::BF16),
+        ("decode_m160", DType::BF16),
+        ("attn_out_777", DType::BF16),
+        ("decode_m224", DType::BF16),
+        ("tokens_1280", DType::F16),
+    ]
+    .into_iter()
+    .map(|(s, dtype)| {
+        let (label, config) = auto_variant(&shape(s), H200_SMS);
+        correct(
+            &format!("correct::auto::{}::{s}", dtype.name()),
+            VariantSpec::gemm(label, config),
+            s,
+            dtype,
+        )
+    })
+    .collect()
+}
+
+/// Programmatic dependent launch on the kernel `auto` ran for each shape when H18 was written, against the same
+/// kernel without it.
+pub(crate) fn pdl() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::h18_spec;
+    [
+        (
+            "decode_m1",
+            Verdict::Faster,
+            "faster by 5-12%: back to back, cuBLAS's 35-45 us launches overlap and ours do not",
+        ),
+        (
+            "decode_m64",
+            Verdict::Faster,
+            "faster by 5-12%: back to back, cuBLAS's 35-45 us launches overlap and ours do not",
+        ),
+        (
+            "decode_attn_out",
+            Verdict::Faster,
+            "faster by 2-4%: a few us of set-up in 50-70 us",
+        ),
+        (
+            "decode_mlp_up",
+            Verdict::Faster,
+            "faster by 2-4%: a few us of set-up in about 200 us",
+        ),
+        (
+            "square4096",
+            Verdict::NoChange,
+            "no change: a few us of set-up in 200 us is inside the band",
+        ),
+        (
+            "prefill_attn_out",
+            Verdict::NoChange,
+            "no change: a few us of set-up in 1700 us",
+        ),
+    ]
+    .into_iter()
+    .map(|(s, v, why)| {
+        let label = h18_spec(&shape(s));
+        let config = harness::kernel::ladder::parse_spec(label).expect("H18's specs parse");
+        let name = format!("beyond::pdl::{s}");
+        let with = GemmConfig {
+            pdl: true,
+            ..config.clone()
+        };
+        configs(
+            &name,
+            (label, config),
+            (&format!("{label}+pdl"), with),
+            s,
+            past(&name, v, &format!("ablations/HYPOTHESES.md H18: {why}")),
+        )
+    })
+    .collect()
+}
+
+/// Small-M kernels past stream-K (ablations/HYPOTHESES.md H19-H21): swap-AB, an evict-first policy on the weights,
+/// and the weights' first ring lap loaded before the dependency wait; each against the kernel `auto` ran for that
+/// shape when the hypotheses were written, and swap-AB checked against cuBLAS where its tiles are partial.
+pub(crate) fn small_m() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{swap_ab_spec, DECODE_SPEC, SMALL_M_SPEC};
+    use harness::kernel::ladder::parse_spec;
+    let spec = |s: &str| parse_spec(s).expect("the small-M specs parse");
+    let with = |base: &str, change: &str| {
+        format!(
+            "{base}{}{change}",
+            if base.contains(':') { "," } else { ":" }
+        )
+    };
+    let swap = [
+        ("decode_m1", Verdict::Faster),
+        ("decode_m8", Verdict::Faster),
+        ("decode_m64", Verdict::Faster),
+        ("decode_m128", Verdict::NoChange),
+    ]
+    .into_iter()
+    .map(move |(s, v)| {
+        let name = format!("beyond::swap_ab::{s}");
+        let why = match v {
+            Verdict::NoChange => "no change at M = 128: n = 128 moves the same bytes and MMAs, transposed",
+            _ => {
+                "faster: a third of every stage is a 64-row activation tile holding 1 to 64 real rows; swapped, \
+                 a stage is 16 KB of weights and 0.25-2 KB of tokens"
+            }
+        };
+        let candidate = swap_ab_spec(shape(s).m);
+        configs(
+            &name,
+            (SMALL_M_SPEC, spec(SMALL_M_SPEC)),
+            (&candidate, spec(&candidate)),
+            s,
+            past(&name, v, &format!("ablations/HYPOTHESES.md H19: {why}")),
+        )
+    });
+    let swap_correct = [
+        ("decode_m1", DType::F16),
+        ("decode_m16", DType::BF16),
+        ("decode_m128", DType::F16),
+        ("tokens_777", DType::BF16),
+        ("square1000", DType::F16),
+    ]
+    .into_iter()
+    .map(|(s, dtype)| {
+        let candidate = swap_ab_spec(shape(s).m);
+        correct(
+            &format!("beyond::swap_ab_correct::{}::{s}", dtype.name()),
+            VariantSpec::gemm(candidate.clone(), spec(&candidate)),
+            s,
+            dtype,
+        )
+    });
+    // A token tile wider than the tokens (32 of 64): the transposed epilogue's column bound.
+    let partial_tokens = {
+        let candidate = swap_ab_spec(64);
+        correct(
+            "beyond::swap_ab_correct::fp16::partial_token_tile::decode_m32",
+            VariantSpec::gemm(candidate.clone(), spec(&candidate)),
+            "decode_m32",
+            DType::F16,
+        )
+    };
+    let evict = [
+        ("decode_m1", SMALL_M_SPEC, Verdict::Faster, "faster by 2-5% at M <= 64"),
+        ("decode_m64", SMALL_M_SPEC, Verdict::Faster, "faster by 2-5% at M <= 64"),
+        ("decode_attn_out", DECODE_SPEC, Verdict::NoChange, "no change at M = 256"),
+    ]
+    .into_iter()
+    .map(move |(s, base, v, why)| {
+        let name = format!("beyond::evict_first::{s}");
+        configs(
+            &name,
+            (base, spec(base)),
+            (
+                &with(base, "evict_first=1"),
+                GemmConfig {
+                    evict_first: true,
+                    ..spec(base)
+                },
+            ),
+            s,
+            past(
+                &name,
+                v,
+                &format!("ablations/HYPOTHESES.md H20: {why}: weights are read once, keeping them out of L2 leaves it to the activations"),
+            ),
+        )
+    });
+    let early = [
+        ("decode_m1", SMALL_M_SPEC, Verdict::Faster, "faster by 3-6% at M <= 128"),
+        ("decode_m64", SMALL_M_SPEC, Verdict::Faster, "faster by 3-6% at M <= 128"),
+        ("decode_m128", SMALL_M_SPEC, Verdict::Faster, "faster by 3-6% at M <= 128"),
+        ("square4096", "rung10", Verdict::NoChange, "no change on square4096"),
+    ]
+    .into_iter()
+    .map(move |(s, base, v, why)| {
+        let name = format!("beyond::early_weights::{s}");
+        let with_pdl = GemmConfig {
+            pdl: true,
+            ..spec(base)
+        };
+        configs(
+            &name,
+            (&with(base, "pdl=1"), with_pdl.clone()),
+            (
+                &with(base, "pdl=1,early_weights=1"),
+                GemmConfig {
+                    early_weights: true,
+                    ..with_pdl
+                },
+            ),
+            s,
+            past(
+                &name,
+                v,
+                &format!(
+                    "ablations/HYPOTHESES.md H21: {why}: 8 stages of weights on 132 SMs (17 MB, about 4 us at copy \
+                     speed) overlap the previous kernel's tail instead of following it"
+                ),
+            ),
+        )
+    });
+    // H22: the same 128 KB of weights in flight as 4 stages of 128-wide k-blocks (two boxes each).
+    let wide = ["decode_m1", "decode_m64"].into_iter().map(move |s| {
+        let name = format!("beyond::wide_k::{s}");
+        let base = with(&swap_ab_spec(shape(s).m), "evict_first=1");
+        let cand = with(&base, "tile_k=128,stages=4");
+        configs(
+            &name,
+            (&base, spec(&base)),
+            (&cand, spec(&cand)),
+            s,
+            past(
+                &name,
+                Verdict::Faster,
+                "ablations/HYPOTHESES.md H22: faster by 3-8%: each weight row requested 256 contiguous bytes at a time \
+                 instead of 128, so a DRAM page opened for one read serves the next",
+            ),
+        )
+    });
+    // H23: the same 128 KB of weights in flight per SM, as two CTAs of 4 stages.
+    let two_ctas = {
+        let name = "beyond::ctas_264::decode_m1";
+        let base = with(&swap_ab_spec(1), "evict_first=1");
+        let cand = with(&base, "stages=4,ctas=264");
+        configs(
+            name,
+            (&base, spec(&base)),
+            (&cand, spec(&cand)),
+            "decode_m1",
+            past(
+                name,
+                Verdict::Faster,
+                "ablations/HYPOTHESES.md H23: faster by 2-5%: two independent CTAs an SM keep requests in flight \
+                 through each other's stalls",
+            ),
+        )
+    };
+    // H24: tiles matched to the token count, against auto's kernels at 6eefa35.
+    let matched = [
+        (
+            "decode_m192",
+            format!("{DECODE_SPEC},evict_first=1,pdl=1"),
+            "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn=192,stages=5,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1",
+            "(a) swap-AB with a 192-token tile, faster by 15-25%: a quarter of a 256-row tile is padding",
+        ),
+        (
+            "tokens_384",
+            "rung10:streamk=1".to_string(),
+            "rung10:cluster=1,streamk=1",
+            "(b) 128-row tiles without a cluster, faster by 15-25%: 33% of the 256-row tiles' rows are padding",
+        ),
+    ]
+    .into_iter()
+    .map(move |(s, base, cand, why)| {
+        let name = format!("beyond::token_tiles::{s}");
+        configs(
+            &name,
+            (&base, spec(&base)),
+            (cand, spec(cand)),
+            s,
+            past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H24 {why}")),
+        )
+    });
+    // Several boxes per stage, at a partial k-block (K = 1000) and through the 2x1 cluster's multicast.
+    let wide_correct = [
+        (
+            with(&swap_ab_spec(1000), "tile_k=128,stages=3"),
+            "square1000",
+            DType::F16,
+        ),
+        (
+            "rung10:bn=128,tile_k=128,stages=2".to_string(),
+            "tokens_777",
+            DType::BF16,
+        ),
+    ]
+    .into_iter()
+    .map(move |(v, s, dtype)| {
+        correct(
+            &format!("beyond::wide_k_correct::{}::{s}", dtype.name()),
+            VariantSpec::gemm(v.clone(), spec(&v)),
+            s,
+            dtype,
+        )
+    });
+    // H25: the token tile multicast over a 2-CTA cluster, against auto's swap-AB kernels at 883979f (no cluster).
+    let multicast_tokens = [("decode_m128", 128, 6), ("decode_m192", 192, 5)]
+        .into_iter()
+        .map(move |(s, bn, stages)| {
+            let name = format!("beyond::multicast_tokens::{s}");
+            let base = format!("{},evict_first=1,pdl=1", swap_ab_kernel_at_883979f(bn, stages));
+            let cand = base.replace("cluster=1", "cluster=2");
+            configs(
+                &name,
+                (&base, spec(&base)),
+                (&cand, spec(&cand)),
+                s,
+                past(
+                    &name,
+                    Verdict::Faster,
+                    "ablations/HYPOTHESES.md H25: faster by 3-8%: without a cluster every CTA reads the whole token \
+                     tile from L2 each k-block, as many bytes as the weights it streams",
+                ),
+            )
+        });
+    // H26: token tiles of any multiple of 8, against the tile auto ran at 883979f.
+    let any_width = [
+        (
+            "decode_m160",
+            format!("{},evict_first=1,pdl=1", swap_ab_kernel_at_883979f(192, 5)),
+            format!("{},evict_first=1,pdl=1", swap_ab_kernel_at_883979f(160, 5)),
+            "a 160-token tile against the 192-token one at M = 160: faster by 3-10% (a sixth of the MMAs are padding)",
+        ),
+        (
+            "attn_out_777",
+            "rung10:streamk=1".to_string(),
+            "rung10:cluster=2,consumers=2,wg_m=64,bn=208,epilogue=direct,stmatrix=0,swap_ab=1,stages=5".to_string(),
+            "208-token tiles (4 hold 832 rows) against 256-row cluster tiles (1024 rows) at M = 777: faster by 15-25%",
+        ),
+    ]
+    .into_iter()
+    .map(move |(s, base, cand, why)| {
+        let name = format!("beyond::token_tile_any::{s}");
+        configs(
+            &name,
+            (&base, spec(&base)),
+            (&cand, spec(&cand)),
+            s,
+            past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H26: {why}")),
+        )
+    });
+    // H27: two consumers splitting the token tile, against auto's one consumer at 6a8b716; checked first on partial
+    // tiles in both types.
+    let split_base = "rung10:cluster=1,consumers=1,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=7";
+    let split_cand = split_base.replace("consumers=1", "consumers=2,split_n=1");
+    let split_tokens = configs(
+        "beyond::split_tokens::decode_m192",
+        (split_base, spec(split_base)),
+        (&split_cand, spec(&split_cand)),
+        "decode_m192",
+        past(
+            "beyond::split_tokens::decode_m192",
+            Verdict::Faster,
+            "ablations/HYPOTHESES.md H27: faster by 5-10%: a second consumer issues its MMAs while the first waits on \
+             barriers, and the 64-row weight tiles keep one wave of 128 CTAs",
+        ),
+    );
+    let split_correct = [("decode_m160", DType::BF16, 160), ("square1000", DType::F16, 256)]
+        .into_iter()
+        .map(|(s, dtype, bn)| {
+            let v = format!(
+                "rung10:cluster=1,consumers=2,split_n=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,stages=4"
+            );
+            correct(
+                &format!("beyond::split_tokens_correct::{}::{s}", dtype.name()),
+                VariantSpec::gemm(v.clone(), spec(&v)),
+                s,
+                dtype,
+            )
+        });
+    swap.chain(swap_correct)
+        .chain([partial_tokens, split_tokens])
+        .chain(split_correct)
+        .chain(evict)
+        .chain(early)
+        .chain(wide)
+        .chain(wide_correct)
+        .chain([two_ctas])
+        .chain(matched)
+        .chain(multicast_tokens)
+        .chain(any_width)
+        .collect()
+}
+
+/// Swap-AB as `auto` ran it at 883979f for 96 < M <= 192: two consumers of 64 weight rows, no cluster, stream-K.
+pub(crate) fn swap_ab_kernel_at_883979f(bn: usize, stages: u32) -> String {
+    format!(
+        "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn={bn},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1"
+    )
+}
