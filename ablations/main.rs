@@ -2,7 +2,7 @@
 //! step-4 isolation table, feature switches on the top rung, fault injection, and your own hypotheses.
 //! Every trial is a sentence: baseline, candidate, shape, and an expectation that says where it comes from:
 //! a hypothesis written before measuring (the seed's B200 verdict, a reason), or a value pinned from the named
-//! H200 reference runs of commit b9d1c9c (harness/pins.rs), keeping any hypothesis those runs refuted.
+//! H200 reference runs (harness/trial/pins.rs), keeping any hypothesis those runs refuted.
 //!
 //! `cargo test --release --test ablations -- swizzle` runs every trial whose name contains "swizzle".
 //!
