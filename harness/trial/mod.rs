@@ -7,4 +7,5 @@ pub mod hypothesis;
 pub mod job;
 pub mod pins;
 pub mod profile;
+pub mod run;
 pub mod subprocess;

@@ -20,7 +20,7 @@ pub fn child_entry() -> Option<std::process::ExitCode> {
     let job_json = std::env::var(JOB_ENV).ok()?;
     let name = std::env::var(NAME_ENV).unwrap_or_default();
     let mut record = match serde_json::from_str::<Job>(&job_json) {
-        Ok(job) => crate::trial::job::run(&name, &job),
+        Ok(job) => crate::trial::run::run(&name, &job),
         Err(e) => TrialRecord::new(
             &name,
             &Job::CublasVsCpu {

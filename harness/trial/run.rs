@@ -1,0 +1,756 @@
+//! The code that runs a job (job.rs holds what runs, as data): the checks against cuBLAS, the timed rounds, sweeps,
+//! profiles and the cuBLAS-against-CPU check, each returning what it observed for the parent to judge (expect.rs).
+
+use crate::error::{Error, Result};
+use crate::gpu::device::Gpu;
+use crate::gpu::diag::HangWatch;
+use crate::kernel::problem::{DType, Shape};
+use crate::measure::check;
+use crate::measure::measures::{self, Measure};
+use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
+use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
+use crate::measure::stats;
+use crate::measure::timing::{self, Comparison, RoundOperands};
+use crate::measure::variant::{GemmKernel, LoadPathKernel, Variant};
+use crate::settings::Settings;
+use crate::trial::expect::Caught;
+use crate::trial::job::{Job, Observed, SweepRow, TrialRecord, VariantRecord, VariantSpec};
+use std::time::{Duration, Instant};
+
+/// The per-process state every GPU job starts from.
+struct TrialContext {
+    gpu: Gpu,
+    hang: HangWatch,
+    settings: Settings,
+    seeds: Seeds,
+}
+
+/// Runs a job in this process and returns its (unjudged) record; errors become the observation.
+pub fn run(name: &str, job: &Job) -> TrialRecord {
+    let started = Instant::now();
+    let mut record = match Settings::from_env().and_then(|settings| {
+        let gpu = Gpu::open()?;
+        let hang = HangWatch::new(&gpu)?;
+        let seeds = Seeds::new(settings.seed);
+        let ctx = TrialContext {
+            gpu,
+            hang,
+            settings,
+            seeds,
+        };
+        run_on(&ctx, name, job)
+    }) {
+        Ok(r) => r,
+        Err(e) => TrialRecord::new(name, job, Observed::from_error(e)),
+    };
+    record.duration_s = started.elapsed().as_secs_f64();
+    record
+}
+
+fn run_on(ctx: &TrialContext, name: &str, job: &Job) -> Result<TrialRecord> {
+    match job {
+        Job::Compare {
+            baseline,
+            candidate,
+            shape,
+            dtype,
+        } => compare_job(ctx, name, job, [baseline, candidate], shape, *dtype),
+        Job::Sweep {
+            points,
+            shape,
+            dtype,
+        } => sweep_job(ctx, name, job, points, shape, *dtype),
+        Job::Check {
+            variant,
+            shape,
+            dtype,
+        } => check_job(ctx, name, job, variant, shape, *dtype),
+        Job::CublasVsCpu { dtype } => cublas_vs_cpu(ctx, name, job, *dtype),
+        Job::Profile {
+            variant,
+            shape,
+            dtype,
+        } => profile_job(ctx, name, job, variant, shape, *dtype),
+    }
+}
+
+/// One side of a comparison, built and bound to one set of operands.
+enum BoundVariant<'a> {
+    Cublas,
+    Gemm(GemmKernel<'a>),
+    LoadPath(LoadPathKernel<'a>),
+}
+
+impl<'a> BoundVariant<'a> {
+    fn new(
+        ctx: &'a TrialContext,
+        spec: &VariantSpec,
+        ops: &'a Operands,
+    ) -> Result<BoundVariant<'a>> {
+        Ok(match spec {
+            VariantSpec::Cublas => BoundVariant::Cublas,
+            VariantSpec::Gemm { name, config } => {
+                BoundVariant::Gemm(GemmKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
+            }
+            VariantSpec::LoadPath { name, config } => {
+                BoundVariant::LoadPath(LoadPathKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
+            }
+        })
+    }
+
+    /// The variant, where cuBLAS is only built when one side needs it.
+    fn variant<'b>(&'b self, cublas: Option<&'b Cublas>) -> Result<&'b dyn Variant> {
+        match (self, cublas) {
+            (BoundVariant::Cublas, Some(c)) => Ok(c),
+            (BoundVariant::Cublas, None) => Err(Error::Other(
+                "internal: a cuBLAS side without a cuBLAS handle".into(),
+            )),
+            (BoundVariant::Gemm(k), _) => Ok(k),
+            (BoundVariant::LoadPath(k), _) => Ok(k),
+        }
+    }
+
+    /// Checks the variant (GEMMs against cuBLAS, load paths by checksum); the record says what was found.
+    fn checked_record(
+        &self,
+        ctx: &TrialContext,
+        util: &UtilKernels,
+        ops: &Operands,
+        cublas: &Cublas,
+        spec: &VariantSpec,
+    ) -> Result<VariantRecord> {
+        let gpu = &ctx.gpu;
+        let record = |label: String, k: Option<&GemmKernel>| VariantRecord {
+            name: spec.name(),
+            label,
+            config: k.map(|k| k.config.clone()),
+            resources: k.map(|k| k.report.clone()),
+            check: None,
+            measures: Vec::new(),
+            checksum: None,
+        };
+        Ok(match self {
+            BoundVariant::Cublas => record(cublas.label(), None),
+            BoundVariant::Gemm(k) => {
+                let mut r = record(k.label(), Some(k));
+                if k.config.computes_gemm() || k.config.fault.is_some() {
+                    r.check = Some(check::check(
+                        gpu,
+                        util,
+                        ops,
+                        cublas,
+                        &ctx.hang,
+                        k,
+                        ctx.seeds.next(),
+                    )?);
+                }
+                r
+            }
+            BoundVariant::LoadPath(k) => {
+                let mut r = record(k.label(), None);
+                r.checksum = Some(k.check(gpu, util)?);
+                r
+            }
+        })
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        match self {
+            BoundVariant::Gemm(k) => k
+                .report
+                .warnings
+                .iter()
+                .filter(|w| !w.contains("Remark"))
+                .map(|w| format!("{}: ptxas {w}", k.label))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// What is wrong with a checked variant, if anything, as the way it was caught.
+fn problem(r: &VariantRecord) -> Option<(Caught, String)> {
+    if let Some(c) = r.check.as_ref().filter(|c| !c.passed) {
+        let caught = if c.guard_damage > 0 {
+            Caught::OutOfBounds
+        } else if c.unwritten > 0 {
+            Caught::Unwritten
+        } else {
+            Caught::WrongValues
+        };
+        return Some((
+            caught,
+            format!(
+                "{}: {} (inputs from seed {}: GEMM_ABLATE_SEED={} replays it)",
+                r.name,
+                c.problem.clone().unwrap_or_default(),
+                c.seed,
+                c.seed
+            ),
+        ));
+    }
+    match r.checksum {
+        Some((got, want)) if got != want => Some((
+            Caught::WrongValues,
+            format!(
+                "{}: staged-bytes checksum {got} differs from the expected {want}",
+                r.name
+            ),
+        )),
+        _ => None,
+    }
+}
+
+/// Picks the faster cuBLAS path for this problem, timing each once; the choice is remembered on disk, so every
+/// process on this machine compares against the same cuBLAS algorithm.
+pub fn choose_cublas_path(
+    gpu: &Gpu,
+    cublas: &Cublas,
+    shape: &Shape,
+    dtype: DType,
+) -> Result<CublasPath> {
+    let key = format!(
+        "{}|{}|{}x{}x{}|{}|{}",
+        gpu.info.name,
+        shape.name,
+        shape.m,
+        shape.n,
+        shape.k,
+        dtype.name(),
+        cublas.version()
+    );
+    let dir = crate::gpu::compile::cache_dir();
+    let _ = std::fs::create_dir_all(&dir);
+    // Trials on other GPUs of this host choose at the same time: one chooser at a time, so each shape gets
+    // one path for the whole machine.
+    let lock = std::fs::File::create(dir.join("cublas-paths.lock"));
+    let _held = lock.as_ref().ok().and_then(|f| f.lock().ok());
+    let file = dir.join("cublas-paths.json");
+    let mut known: std::collections::BTreeMap<String, CublasPath> = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    if let Some(p) = known.get(&key) {
+        if cublas.paths().contains(p) {
+            return Ok(*p);
+        }
+    }
+    let c = cublas.operands_c();
+    let mut best = (f64::INFINITY, CublasPath::GemmEx);
+    for path in cublas.paths() {
+        let time = |n: u32| -> Result<f64> {
+            let start = Instant::now();
+            for _ in 0..n {
+                cublas.gemm_into(gpu, path, 0, c)?;
+            }
+            gpu.synchronize()?;
+            Ok(start.elapsed().as_secs_f64() / f64::from(n))
+        };
+        if time(3).is_err() {
+            continue; // an algorithm the heuristic offered but that cannot run here
+        }
+        let n = ((0.005 / time(3)?).ceil() as u32).clamp(3, 200);
+        let t = time(n)?.min(time(n)?);
+        if t < best.0 {
+            best = (t, path);
+        }
+    }
+    known.insert(key, best.1);
+    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+    let _ = std::fs::write(&tmp, serde_json::to_string_pretty(&known)?)
+        .and_then(|_| std::fs::rename(&tmp, &file));
+    Ok(best.1)
+}
+
+/// Checks every spec on one fresh set of operands; returns the records, the cuBLAS path to time with, and what
+/// is wrong (if anything).
+#[allow(clippy::type_complexity)]
+fn check_all(
+    ctx: &TrialContext,
+    util: &UtilKernels,
+    shape: &Shape,
+    dtype: DType,
+    specs: &[&VariantSpec],
+) -> Result<(
+    Vec<VariantRecord>,
+    CublasPath,
+    Vec<String>,
+    Option<(Caught, String)>,
+)> {
+    let ops = Operands::new(&ctx.gpu, util, shape, dtype, 1, ctx.seeds.next())?;
+    let mut cublas = Cublas::new(&ctx.gpu, &ops)?;
+    let path = if specs.iter().any(|s| **s == VariantSpec::Cublas) {
+        choose_cublas_path(&ctx.gpu, &cublas, shape, dtype)?
+    } else {
+        CublasPath::GemmEx
+    };
+    cublas = cublas.with_path(path);
+    let mut records = Vec::new();
+    let mut warnings = Vec::new();
+    let mut wrong = None;
+    for spec in specs {
+        let built = BoundVariant::new(ctx, spec, &ops)?;
+        let r = built.checked_record(ctx, util, &ops, &cublas, spec)?;
+        warnings.extend(built.warnings());
+        if wrong.is_none() {
+            wrong = problem(&r);
+        }
+        records.push(r);
+    }
+    Ok((records, path, warnings, wrong))
+}
+
+/// A round's operands: a spacer of random size (so the allocator does not hand back the same range every
+/// other round), then the rotation sets.
+struct RoundMemory {
+    _spacer: Option<crate::gpu::memory::DeviceBuffer>,
+    ops: Operands,
+}
+
+fn round_memory(
+    ctx: &TrialContext,
+    util: &UtilKernels,
+    shape: &Shape,
+    dtype: DType,
+    sets: usize,
+) -> Result<RoundMemory> {
+    let seed = ctx.seeds.next();
+    let spacer_mb = 2 * (crate::measure::operands::mix(seed, 99) % 32) as usize;
+    let spacer = if spacer_mb > 0 {
+        Some(crate::gpu::memory::DeviceBuffer::new(
+            &ctx.gpu,
+            spacer_mb << 20,
+        )?)
+    } else {
+        None
+    };
+    Ok(RoundMemory {
+        _spacer: spacer,
+        ops: Operands::new(&ctx.gpu, util, shape, dtype, sets, seed)?,
+    })
+}
+
+/// Times `specs[1]` against `specs[0]` in rounds on fresh operands until the rule decides.
+fn compare_in_rounds(
+    ctx: &TrialContext,
+    util: &UtilKernels,
+    shape: &Shape,
+    dtype: DType,
+    specs: [&VariantSpec; 2],
+    path: CublasPath,
+) -> Result<Comparison> {
+    let gpu = &ctx.gpu;
+    let settings = &ctx.settings;
+    let sets = rotation_sets(shape, gpu.info.l2_bytes);
+    let needs_cublas = specs.iter().any(|s| **s == VariantSpec::Cublas);
+    let started = Instant::now();
+    let mut rounds: Vec<timing::Round> = Vec::new();
+    let mut held: Option<RoundMemory> = None;
+    let mut rule = stats::Sequential::new(settings.stats).with_precision(settings.precision);
+    let estimate = loop {
+        let index = rounds.len();
+        let fresh = match (&held, settings.fresh_operands) {
+            (Some(_), false) => None,
+            _ => Some(round_memory(ctx, util, shape, dtype, sets)?),
+        };
+        let mem = fresh
+            .as_ref()
+            .or(held.as_ref())
+            .expect("a round has operands");
+        let ops = &mem.ops;
+        let round = {
+            let cublas = if needs_cublas {
+                Some(Cublas::new(gpu, ops)?.with_path(path))
+            } else {
+                None
+            };
+            let (a, b) = (
+                BoundVariant::new(ctx, specs[0], ops)?,
+                BoundVariant::new(ctx, specs[1], ops)?,
+            );
+            let (va, vb) = (a.variant(cublas.as_ref())?, b.variant(cublas.as_ref())?);
+            if index == 0 {
+                timing::warm_up(gpu, [va, vb], sets, settings.timing.warmup_ms)
+                    .map_err(|e| ctx.hang.explain(e))?;
+            }
+            let where_ = RoundOperands {
+                seed: ops.seed,
+                addresses: ops.addresses(),
+                sets,
+            };
+            timing::round(
+                gpu,
+                va,
+                vb,
+                where_,
+                index,
+                settings.stats.pairs_per_round,
+                &settings.timing,
+            )
+            .map_err(|e| ctx.hang.explain(e))?
+        };
+        // The previous round's operands are freed only now, after this round's were allocated elsewhere.
+        if fresh.is_some() {
+            held = fresh;
+        }
+        rounds.push(round);
+        timing::set_aside_throttled(&mut rounds);
+        let counted: Vec<Vec<f64>> = rounds
+            .iter()
+            .filter(|r| !r.set_aside)
+            .map(|r| r.log_ratios.clone())
+            .collect();
+        if let Some(e) = rule.after_round(&counted, rounds.len()) {
+            break e;
+        }
+    };
+    drop(held);
+    Ok(Comparison::new(
+        gpu,
+        [specs[0].name(), specs[1].name()],
+        rounds,
+        estimate,
+        started,
+        sets,
+    ))
+}
+
+/// Noise guards for a finished comparison.
+fn flags_for(cmp: &Comparison, noise_floor: f64) -> Vec<String> {
+    let mut flags = Vec::new();
+    let e = &cmp.estimate;
+    if cmp.sm_clock_median_mhz.is_none() {
+        flags.push(
+            "no SM clock readings (NVML missing): the clock guards are off for this comparison"
+                .into(),
+        );
+    }
+    if cmp.set_aside_rounds > 0 {
+        flags.push(format!(
+            "{} of {} rounds set aside and replaced: a pair read the SM clock under {:.0}% of the median ({:.0} MHz), a throttle event",
+            cmp.set_aside_rounds,
+            cmp.rounds.len(),
+            timing::THROTTLED_FRACTION * 100.0,
+            cmp.sm_clock_median_mhz.unwrap_or(0.0)
+        ));
+    }
+    if cmp.low_clock_pairs > 0 {
+        flags.push(format!(
+            "{} of {} pairs ran with the SM clock under 90% of the median ({:.0} MHz): throttled or disturbed",
+            cmp.low_clock_pairs,
+            cmp.pairs(),
+            cmp.sm_clock_median_mhz.unwrap_or(0.0)
+        ));
+    }
+    if e.pair_sd > 3.0 * noise_floor {
+        flags.push(format!(
+            "pair noise {:.2}% is over 3x the noise floor ({:.2}%): the run was disturbed or the kernel is erratic",
+            e.pair_sd * 100.0,
+            noise_floor * 100.0
+        ));
+    }
+    if cmp
+        .throttle_reasons
+        .iter()
+        .any(|r| r.contains("thermal") || r.contains("hardware"))
+    {
+        flags.push(format!(
+            "verdict reached under throttling: {}",
+            cmp.throttle_reasons.join(", ")
+        ));
+    }
+    flags
+}
+
+/// What a variant that takes `us` per launch achieved: GEMMs their throughput and effective bandwidth, load
+/// paths the rate they fill shared memory.
+fn measures_of(us: f64, shape: &Shape, landed: Option<f64>) -> Vec<Measure> {
+    match landed {
+        Some(bytes) => measures::load_path(us, bytes),
+        None => measures::gemm(us, shape),
+    }
+}
+
+fn with_time(r: &mut VariantRecord, us: f64, shape: &Shape, landed: Option<f64>) {
+    r.measures = measures_of(us, shape, landed);
+}
+
+fn landed(spec: &VariantSpec, shape: &Shape) -> Option<f64> {
+    match spec {
+        VariantSpec::LoadPath { config, .. } => Some(config.bytes_per_launch(shape)),
+        _ => None,
+    }
+}
+
+fn compare_job(
+    ctx: &TrialContext,
+    name: &str,
+    job: &Job,
+    specs: [&VariantSpec; 2],
+    shape: &Shape,
+    dtype: DType,
+) -> Result<TrialRecord> {
+    // Both variants are validated before any allocation or launch.
+    specs[0].validate(shape)?;
+    specs[1].validate(shape)?;
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let (mut records, path, warnings, wrong) = check_all(ctx, &util, shape, dtype, &specs)?;
+    let base = |observed| TrialRecord {
+        shape: Some(shape.clone()),
+        dtype: Some(dtype),
+        flags: warnings.clone(),
+        ..TrialRecord::new(name, job, observed)
+    };
+    if let Some((caught, message)) = wrong {
+        // A wrong kernel never gets a speed verdict.
+        return Ok(TrialRecord {
+            variants: records,
+            ..base(Observed::Wrong { caught, message })
+        });
+    }
+    let cmp = compare_in_rounds(ctx, &util, shape, dtype, specs, path)?;
+    with_time(
+        &mut records[0],
+        cmp.baseline_median_us,
+        shape,
+        landed(specs[0], shape),
+    );
+    with_time(
+        &mut records[1],
+        cmp.candidate_median_us,
+        shape,
+        landed(specs[1], shape),
+    );
+    let mut record = base(Observed::Compared(cmp.estimate.clone()));
+    record
+        .flags
+        .extend(flags_for(&cmp, ctx.settings.noise_floor));
+    record.variants = records;
+    record.comparison = Some(cmp);
+    Ok(record)
+}
+
+fn sweep_job(
+    ctx: &TrialContext,
+    name: &str,
+    job: &Job,
+    points: &[VariantSpec],
+    shape: &Shape,
+    dtype: DType,
+) -> Result<TrialRecord> {
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let mut rows: Vec<SweepRow> = Vec::new();
+    let mut runnable: Vec<(usize, &VariantSpec)> = Vec::new();
+    for spec in points {
+        let rejected = spec.validate(shape).err().map(|e| e.to_string());
+        if rejected.is_none() {
+            runnable.push((rows.len(), spec));
+        }
+        rows.push(SweepRow {
+            point: spec.name(),
+            is_reference: *spec == VariantSpec::Cublas,
+            rejected,
+            measures: Vec::new(),
+            relative_time: None,
+            vs_previous: None,
+            max_abs_err: None,
+        });
+    }
+    let specs: Vec<&VariantSpec> = runnable.iter().map(|(_, s)| *s).collect();
+    let (records, path, mut flags, wrong) = check_all(ctx, &util, shape, dtype, &specs)?;
+    for ((row, _), r) in runnable.iter().zip(&records) {
+        rows[*row].max_abs_err = r.check.as_ref().map(|c| c.max_abs_err);
+    }
+    let base = |observed| TrialRecord {
+        shape: Some(shape.clone()),
+        dtype: Some(dtype),
+        ..TrialRecord::new(name, job, observed)
+    };
+    if let Some((caught, message)) = wrong {
+        return Ok(TrialRecord {
+            variants: records,
+            table: rows,
+            ..base(Observed::Wrong { caught, message })
+        });
+    }
+    let mut relative = 0.0f64;
+    for (i, pair) in runnable.windows(2).enumerate() {
+        let [(prev_row, prev), (row, spec)] = [pair[0], pair[1]];
+        if i == 0 {
+            rows[prev_row].relative_time = Some(1.0);
+        }
+        let cmp = compare_in_rounds(ctx, &util, shape, dtype, [prev, spec], path)?;
+        flags.extend(
+            flags_for(&cmp, ctx.settings.noise_floor)
+                .into_iter()
+                .map(|f| format!("{}: {f}", rows[row].point)),
+        );
+        relative += cmp.estimate.log_mean;
+        for (r, us, s) in [
+            (prev_row, cmp.baseline_median_us, prev),
+            (row, cmp.candidate_median_us, spec),
+        ] {
+            if rows[r].measures.is_empty() {
+                rows[r].measures = measures_of(us, shape, landed(s, shape));
+            }
+        }
+        rows[row].relative_time = Some(relative.exp());
+        rows[row].vs_previous = Some(cmp.estimate);
+    }
+    if runnable.len() == 1 {
+        rows[runnable[0].0].relative_time = Some(1.0);
+    }
+    Ok(TrialRecord {
+        variants: records,
+        table: rows,
+        flags,
+        ..base(Observed::Swept)
+    })
+}
+
+fn check_job(
+    ctx: &TrialContext,
+    name: &str,
+    job: &Job,
+    variant: &VariantSpec,
+    shape: &Shape,
+    dtype: DType,
+) -> Result<TrialRecord> {
+    variant.validate(shape)?;
+    if let VariantSpec::Gemm { config, .. } = variant {
+        if !config.computes_gemm() && config.fault.is_none() {
+            return Err(Error::Config(format!(
+                "{} computes no GEMM to check against cuBLAS",
+                variant.name()
+            )));
+        }
+    }
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let base = |observed| TrialRecord {
+        shape: Some(shape.clone()),
+        dtype: Some(dtype),
+        ..TrialRecord::new(name, job, observed)
+    };
+    let started = Instant::now();
+    match check_all(ctx, &util, shape, dtype, &[variant]) {
+        Ok((records, _, flags, wrong)) => {
+            let observed = match wrong {
+                Some((caught, message)) => Observed::Wrong { caught, message },
+                None => Observed::Correct,
+            };
+            Ok(TrialRecord {
+                variants: records,
+                flags,
+                ..base(observed)
+            })
+        }
+        // A hang is an observation (the fault trials expect one), named with how long it took to be caught.
+        Err(Error::Hang(s)) => Ok(base(Observed::Hang(format!(
+            "{s} (caught after {:.2} s)",
+            started.elapsed().as_secs_f64()
+        )))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Launches checked to be correct, warmed up (so clocks and caches are as the suite times them), then one
+/// launch of the variant and one of cuBLAS inside the profiler range: exactly the two kernels ncu profiles.
+fn profile_job(
+    ctx: &TrialContext,
+    name: &str,
+    job: &Job,
+    variant: &VariantSpec,
+    shape: &Shape,
+    dtype: DType,
+) -> Result<TrialRecord> {
+    variant.validate(shape)?;
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let (records, path, flags, wrong) =
+        check_all(ctx, &util, shape, dtype, &[&VariantSpec::Cublas, variant])?;
+    let base = |observed| TrialRecord {
+        shape: Some(shape.clone()),
+        dtype: Some(dtype),
+        variants: records.clone(),
+        flags: flags.clone(),
+        ..TrialRecord::new(name, job, observed)
+    };
+    if let Some((caught, message)) = wrong {
+        return Ok(base(Observed::Wrong { caught, message }));
+    }
+    let ops = Operands::new(&ctx.gpu, &util, shape, dtype, 1, ctx.seeds.next())?;
+    let cublas = Cublas::new(&ctx.gpu, &ops)?.with_path(path);
+    let bound = BoundVariant::new(ctx, variant, &ops)?;
+    let kernel = bound.variant(Some(&cublas))?;
+    let warm_until = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < warm_until {
+        for _ in 0..5 {
+            kernel.launch(&ctx.gpu, 0)?;
+            cublas.launch(&ctx.gpu, 0)?;
+        }
+        ctx.gpu.synchronize()?;
+    }
+    ctx.gpu.profiled(|| {
+        kernel.launch(&ctx.gpu, 0)?;
+        ctx.gpu.synchronize()?;
+        cublas.launch(&ctx.gpu, 0)?;
+        ctx.gpu.synchronize()
+    })?;
+    Ok(base(Observed::Correct))
+}
+
+fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Result<TrialRecord> {
+    let gpu = &ctx.gpu;
+    let util = UtilKernels::new(gpu, dtype)?;
+    let mut lines = Vec::new();
+    let mut passed = true;
+    for shape in [
+        Shape::new("small_a", 64, 128, 64),
+        Shape::new("small_b", 192, 256, 320),
+    ] {
+        let ops = Operands::new(gpu, &util, &shape, dtype, 1, ctx.seeds.next())?;
+        let cublas = Cublas::new(gpu, &ops)?;
+        for path in [CublasPath::GemmEx, CublasPath::Lt(0)] {
+            ops.sets[0].c.fill_u16(gpu, dtype.nan_bits())?;
+            cublas.gemm_into(gpu, path, 0, ops.sets[0].c())?;
+            let a: Vec<u16> = ops.sets[0].a.read(gpu)?;
+            let b: Vec<u16> = ops.sets[0].b.read(gpu)?;
+            let c: Vec<u16> =
+                crate::gpu::memory::read_raw(gpu, ops.sets[0].c(), shape.m * shape.n)?;
+            let af: Vec<f64> = a.iter().map(|&x| to_f64(x, dtype)).collect();
+            let bf: Vec<f64> = b.iter().map(|&x| to_f64(x, dtype)).collect();
+            let want = cpu_gemm(&af, &bf, shape.m, shape.n, shape.k);
+            let (mut max_err, mut sq_d, mut sq_r) = (0.0f64, 0.0, 0.0);
+            for (got, want) in c.iter().map(|&x| to_f64(x, dtype)).zip(&want) {
+                let d = if got.is_finite() {
+                    (got - want).abs()
+                } else {
+                    f64::INFINITY
+                };
+                max_err = max_err.max(d);
+                sq_d += d * d;
+                sq_r += want * want;
+            }
+            let rel = (sq_d / sq_r).sqrt();
+            // Against exact arithmetic the only error is the output rounding: half an ulp, so rel ~ 2^-11 (fp16).
+            let ok = rel <= dtype.tolerance().rel_fro;
+            passed &= ok;
+            lines.push(format!(
+                "{} {:?}: max abs error {max_err:.4}, relative Frobenius {rel:.2e} (inputs from seed {})",
+                shape.name, path, ops.seed
+            ));
+        }
+    }
+    let observed = if passed {
+        Observed::Correct
+    } else {
+        Observed::Wrong {
+            caught: Caught::WrongValues,
+            message: lines.join("; "),
+        }
+    };
+    Ok(TrialRecord {
+        dtype: Some(dtype),
+        flags: if passed { lines } else { Vec::new() },
+        ..TrialRecord::new(name, job, observed)
+    })
+}
