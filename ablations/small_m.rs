@@ -121,10 +121,10 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
             }
         };
         let candidate = swap_ab_spec(shape(s).m);
-        configs(
+        spec_pair(
             &name,
-            (SMALL_M_SPEC, spec(SMALL_M_SPEC)),
-            (&candidate, spec(&candidate)),
+            SMALL_M_SPEC,
+            &candidate,
             s,
             past(&name, v, &format!("ablations/HYPOTHESES.md H19: {why}")),
         )
@@ -221,10 +221,10 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         let name = format!("beyond::wide_k::{s}");
         let base = with(&swap_ab_spec(shape(s).m), "evict_first=1");
         let cand = with(&base, "tile_k=128,stages=4");
-        configs(
+        spec_pair(
             &name,
-            (&base, spec(&base)),
-            (&cand, spec(&cand)),
+            &base,
+            &cand,
             s,
             past(
                 &name,
@@ -239,10 +239,10 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         let name = "beyond::ctas_264::decode_m1";
         let base = with(&swap_ab_spec(1), "evict_first=1");
         let cand = with(&base, "stages=4,ctas=264");
-        configs(
+        spec_pair(
             name,
-            (&base, spec(&base)),
-            (&cand, spec(&cand)),
+            &base,
+            &cand,
             "decode_m1",
             past(
                 name,
@@ -270,10 +270,10 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
     .into_iter()
     .map(move |(s, base, cand, why)| {
         let name = format!("beyond::token_tiles::{s}");
-        configs(
+        spec_pair(
             &name,
-            (&base, spec(&base)),
-            (cand, spec(cand)),
+            &base,
+            cand,
             s,
             past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H24 {why}")),
         )
@@ -307,10 +307,10 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
             let name = format!("beyond::multicast_tokens::{s}");
             let base = format!("{},evict_first=1,pdl=1", swap_ab_kernel_at_883979f(bn, stages));
             let cand = base.replace("cluster=1", "cluster=2");
-            configs(
+            spec_pair(
                 &name,
-                (&base, spec(&base)),
-                (&cand, spec(&cand)),
+                &base,
+                &cand,
                 s,
                 past(
                     &name,
@@ -338,10 +338,10 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
     .into_iter()
     .map(move |(s, base, cand, why)| {
         let name = format!("beyond::token_tile_any::{s}");
-        configs(
+        spec_pair(
             &name,
-            (&base, spec(&base)),
-            (&cand, spec(&cand)),
+            &base,
+            &cand,
             s,
             past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H26: {why}")),
         )
@@ -350,10 +350,10 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
     // tiles in both types.
     let split_base = "rung10:cluster=1,consumers=1,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=7";
     let split_cand = split_base.replace("consumers=1", "consumers=2,split_n=1");
-    let split_tokens = configs(
+    let split_tokens = spec_pair(
         "beyond::split_tokens::decode_m192",
-        (split_base, spec(split_base)),
-        (&split_cand, spec(&split_cand)),
+        split_base,
+        &split_cand,
         "decode_m192",
         past(
             "beyond::split_tokens::decode_m192",
@@ -393,5 +393,23 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
 pub(crate) fn swap_ab_kernel_at_883979f(bn: usize, stages: u32) -> String {
     format!(
         "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn={bn},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1"
+    )
+}
+
+/// A comparison of two variant specs (parsed here; every spec in these lists parses).
+fn spec_pair(
+    name: &str,
+    base: &str,
+    candidate: &str,
+    shape: &str,
+    expectation: harness::trial::expect::Expectation,
+) -> GpuTrial {
+    let spec = |s: &str| harness::kernel::ladder::parse_spec(s).expect("the small-M specs parse");
+    configs(
+        name,
+        (base, spec(base)),
+        (candidate, spec(candidate)),
+        shape,
+        expectation,
     )
 }
