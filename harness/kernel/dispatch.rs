@@ -410,4 +410,19 @@ mod tests {
                 .unwrap_or_else(|e| panic!("swap-AB on {}: {e}", s.name));
         }
     }
+
+    #[test]
+    fn every_token_count_gets_a_valid_kernel() {
+        // The rule's branches meet at many edges (M = 96, 192, 224, 240, 256, wave fills): whatever it picks for
+        // any M up to 4096 on the model widths a server runs must be a configuration that validates.
+        for n in [1024, 4096, 8192, 10240, 14336, 28672, 57344] {
+            for m in 1..=4096 {
+                let s = Shape::new("t", m, n, 8192);
+                let (label, config) = auto_variant(&s, H200_SMS);
+                config
+                    .validate_shape(&s)
+                    .unwrap_or_else(|e| panic!("{label} on {m}x{n}x8192: {e}"));
+            }
+        }
+    }
 }
