@@ -11,7 +11,7 @@
 //! the ladder against cuBLAS comes from the library (`harness::trial::hypothesis::ladder_trials`).
 
 use harness::trial::hypothesis::{configs, expect_verdict};
-use harness::{GpuTrial, Raster, Rung, Verdict};
+use harness::{DType, GpuTrial, Raster, Rung, VariantSpec, Verdict};
 use std::process::ExitCode;
 
 mod checks;
@@ -64,7 +64,16 @@ fn gpu_trials() -> Vec<GpuTrial> {
 
 fn main() -> ExitCode {
     let gpu = gpu_trials();
-    let mut cpu = harness::suite::compile_trials(&gpu);
+    // Every kernel `auto` can pick, in both types, compiles too (a trial runs only some of them).
+    let auto_kernels: Vec<(VariantSpec, DType)> =
+        harness::kernel::dispatch::auto_kernels(harness::kernel::dispatch::H200_SMS)
+            .into_iter()
+            .flat_map(|(label, config)| {
+                [DType::F16, DType::BF16]
+                    .map(|dtype| (VariantSpec::gemm(label.clone(), config.clone()), dtype))
+            })
+            .collect();
+    let mut cpu = harness::suite::compile_trials_with(&gpu, &auto_kernels);
     cpu.extend(harness::suite::show_trials());
     cpu.extend(harness::replay::trials("ablations", &gpu));
     harness::suite::main("ablations", gpu, cpu)

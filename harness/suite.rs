@@ -60,10 +60,18 @@ fn specs(job: &Job) -> (Vec<&VariantSpec>, DType) {
 /// register spills or local memory, and without ptxas warnings about wgmma or setmaxnreg. Without NVRTC they
 /// are ignored with the reason, unless GEMM_ABLATE_REQUIRE_NVRTC=1 (CI), where they fail.
 pub fn compile_trials(gpu_trials: &[GpuTrial]) -> Vec<Trial> {
+    compile_trials_with(gpu_trials, &[])
+}
+
+/// `compile_trials`, plus kernels no trial runs but a user can get (every kernel `auto` picks for some shape).
+pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)]) -> Vec<Trial> {
     let mut seen: Vec<String> = Vec::new();
     let mut trials = Vec::new();
-    for t in gpu_trials {
-        let (specs, dtype) = specs(&t.job);
+    let jobs = gpu_trials
+        .iter()
+        .map(|t| specs(&t.job))
+        .chain(more.iter().map(|(v, dtype)| (vec![v], *dtype)));
+    for (specs, dtype) in jobs {
         for (name, program) in specs.into_iter().flat_map(|s| programs(s, dtype)) {
             if seen.contains(&program) {
                 continue;

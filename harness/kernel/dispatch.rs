@@ -237,6 +237,28 @@ fn token_split(shape: &Shape, clusters: usize) -> Option<usize> {
     (best * 10 <= rung10 * 9).then_some(bn)
 }
 
+/// Every kernel `auto` picks on a GPU with this many SMs for some token count up to 8192 on the model widths a
+/// server runs (N = 1024 to 57344, K = 8192): the list the CPU tests compile, so a rule change cannot hand a user a
+/// kernel that does not build or spills.
+pub fn auto_kernels(sm_count: u32) -> Vec<(String, GemmConfig)> {
+    let mut specs: Vec<String> = Vec::new();
+    for n in [1024, 4096, 8192, 10240, 14336, 28672, 57344] {
+        for m in 1..=8192 {
+            let spec = auto_spec(&Shape::new("auto", m, n, 8192), sm_count).0;
+            if !specs.contains(&spec) {
+                specs.push(spec);
+            }
+        }
+    }
+    specs
+        .into_iter()
+        .map(|spec| {
+            let config = parse_spec(&spec).expect("auto's specs parse");
+            (format!("auto={spec}"), config)
+        })
+        .collect()
+}
+
 /// `auto` for this shape: the label records carry (`auto=SPEC`) and the configuration.
 pub fn auto_variant(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
     let (spec, _) = auto_spec(shape, sm_count);
