@@ -103,8 +103,7 @@ pub fn trials(suite: &str, gpu: &[GpuTrial]) -> Vec<Trial> {
                 .unwrap_or_default()
                 .to_string();
             let expectations = expectations.clone();
-            let name = format!("replay::{stem}");
-            Trial::test(name, move || {
+            Trial::test(format!("replay::{stem}"), move || {
                 let run = RunFile::read(&path)
                     .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
                 let Replayed {

@@ -29,16 +29,21 @@ fn hilbert_index(side: u32, mut x: u32, mut y: u32) -> u64 {
     d
 }
 
-/// Every tile of a `rows` x `cols` grid once, as `tm | tn << 16`, in the order of the Hilbert curve of the
-/// smallest power-of-two square holding the grid (cells outside the grid are skipped; on a square power-of-two
-/// grid, each tile is a neighbour of the one before it).
-pub fn hilbert(rows: u32, cols: u32) -> Result<Vec<u32>> {
-    let tiles = rows as usize * cols as usize;
-    if tiles > TABLE_CAPACITY || rows > 0xFFFF || cols > 0xFFFF {
+/// Whether the kernel's table holds a `rows` x `cols` tile grid (each coordinate in 16 bits).
+pub fn check_fits(rows: u32, cols: u32) -> Result<()> {
+    if rows as usize * cols as usize > TABLE_CAPACITY || rows > 0xFFFF || cols > 0xFFFF {
         return config_err(format!(
             "tile_order=hilbert: {rows} x {cols} tiles, more than the {TABLE_CAPACITY} the kernel's table holds"
         ));
     }
+    Ok(())
+}
+
+/// Every tile of a `rows` x `cols` grid once, as `tm | tn << 16`, in the order of the Hilbert curve of the
+/// smallest power-of-two square holding the grid (cells outside the grid are skipped; on a square power-of-two
+/// grid, each tile is a neighbour of the one before it).
+pub fn hilbert(rows: u32, cols: u32) -> Result<Vec<u32>> {
+    check_fits(rows, cols)?;
     let side = rows.max(cols).max(1).next_power_of_two();
     let mut cells: Vec<(u64, u32)> = (0..rows)
         .flat_map(|tm| (0..cols).map(move |tn| (tm, tn)))
