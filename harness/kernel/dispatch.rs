@@ -213,7 +213,7 @@ fn deepest_ring(spec: &str) -> String {
 }
 
 /// For M > 256: the token tile of the split into T tiles (T from ceil(M / 256) to 3 more, M / T rounded up to 16)
-/// whose waves of 256-weight-row cluster tiles times tile cost is least, if that is at least 10% under rung 10's
+/// whose waves of 256-weight-row cluster tiles times tile cost is least, if that is at least 5% under (H32, H34; was 10%) rung 10's
 /// 256x256 cluster tiles. A tile's cost is taken as its width plus 32 rows for what every tile pays whatever its
 /// width (filling the ring, the epilogue): a model, checked at the token counts the module notes list. None:
 /// rung 10 wastes no more.
@@ -234,7 +234,7 @@ fn token_split(shape: &Shape, clusters: usize) -> Option<usize> {
             (cost(t, bn), bn)
         })
         .min_by_key(|&(cost, _)| cost)?; // on a tie, the fewer, wider tiles
-    (best * 10 <= rung10 * 9).then_some(bn)
+    (best * 20 <= rung10 * 19).then_some(bn)
 }
 
 /// Every kernel `auto` picks on a GPU with this many SMs for some token count up to 8192 on the model widths a
@@ -334,7 +334,7 @@ mod tests {
         // More weight rows than one wave of such tiles: two consumers and stream-K.
         let wide = pick(&Shape::new("t", 128, 28672, 8192));
         assert!(wide.contains("consumers=2,wg_m=64,bn=128,") && wide.contains("streamk=1"));
-        // M > 256: the token split with the least waves x (width + 32), when 10% under rung 10's.
+        // M > 256: the token split with the least waves x (width + 32), when 5% under rung 10's.
         let split = "rung10:cluster=2,consumers=2,wg_m=64,bn=";
         assert!(pick(&shape("tokens_384")).starts_with(&format!("{split}192,")));
         assert!(pick(&shape("attn_out_777")).starts_with(&format!("{split}208,")));
