@@ -218,6 +218,7 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
         ("decode_whole", 256, 8192),
         ("swap_ab_split_tokens", 224, 8192),
         ("last_wave_streamk", 1000, 10240),
+        ("swap_ab_streamk_64_rows", 1, 4096),
     ]
     .into_iter()
     .map(|(family, m, n)| {

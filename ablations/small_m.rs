@@ -21,6 +21,9 @@ pub(crate) fn auto_correct() -> Vec<GpuTrial> {
         ("attn_out_777", DType::BF16),
         ("decode_m224", DType::BF16),
         ("tokens_1280", DType::F16),
+        ("tokens_480", DType::BF16),
+        ("n4096_m1", DType::F16),
+        ("n4096_m64", DType::BF16),
     ]
     .into_iter()
     .map(|(s, dtype)| {
@@ -375,8 +378,47 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
                 dtype,
             )
         });
+    // H32: 240-token tiles (two per 480 tokens, no padding) against rung 10's 256-row tiles, which `auto` ran at
+    // M = 480 up to 6060352.
+    let split_240 = spec_pair(
+        "beyond::token_split_240::tokens_480",
+        "rung10",
+        "rung10:cluster=2,consumers=2,wg_m=64,bn=240,epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,stages=4",
+        "tokens_480",
+        past(
+            "beyond::token_split_240::tokens_480",
+            Verdict::Faster,
+            "ablations/HYPOTHESES.md H32: faster by 3-6%: 256-row tiles pad 480 tokens by 6.7%, 240-token tiles not at \
+             all, at the same one wave of cluster tiles",
+        ),
+    );
+    // H35: stream-K over 64-row weight tiles against `auto`'s whole tiles at 6060352, where those fill 64 of 132 SMs.
+    let whole_64 = |bn: usize| {
+        format!("rung10:cluster=2,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=8")
+    };
+    let streamk_64 = |bn: usize| {
+        format!("rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=8")
+    };
+    let streamk_64_rows = [("n4096_m1", 16, 8), ("n4096_m64", 64, 64)].into_iter().map(
+        move |(s, whole_bn, streamk_bn)| {
+            let name = format!("beyond::streamk_64_rows::{s}");
+            spec_pair(
+                &name,
+                &whole_64(whole_bn),
+                &streamk_64(streamk_bn),
+                s,
+                past(
+                    &name,
+                    Verdict::Faster,
+                    "ablations/HYPOTHESES.md H35: faster by 5% or more: every SM streams weights, where whole tiles \
+                     use 64 of 132",
+                ),
+            )
+        },
+    );
     swap.chain(swap_correct)
-        .chain([partial_tokens, split_tokens])
+        .chain([partial_tokens, split_tokens, split_240])
+        .chain(streamk_64_rows)
         .chain(split_correct)
         .chain(evict)
         .chain(early)

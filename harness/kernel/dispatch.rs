@@ -83,7 +83,26 @@ fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
 pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
-    if shape.m <= 192 && shape.n.div_ceil(128) <= clusters {
+    // 64-row weight tiles in one wave, and the share of the SMs they fill.
+    let weight_rows_64 = shape.n.div_ceil(64);
+    let fill_64 = weight_rows_64 as f64 / sm_count as f64;
+    let one_wave_64 = weight_rows_64 <= sm_count as usize;
+    if one_wave_64 && shape.m <= 64 && fill_64 < 0.9 {
+        // Whole tiles would leave SMs idle (N = 4096: 64 of 132); stream-K spreads the weights over every SM
+        // (H35, H36).
+        let bn = if shape.m <= 8 {
+            8
+        } else {
+            shape.m.next_multiple_of(16)
+        };
+        (
+            deepest_ring(&format!(
+                "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1"
+            )),
+            "M <= 64, 64-row weight tiles filling under 90% of the SMs: swap-AB, stream-K over 64-row tiles, token tile M rounded up to 16 (8 up to M = 8), evict-first weights, PDL",
+        )
+    } else if one_wave_64 && (shape.m <= 192 && fill_64 >= 0.9 || shape.m <= 128 && fill_64 >= 0.45)
+    {
         // Multicast needs at least 16 tokens (each CTA of the cluster loads half the token tile, a whole 8-row
         // swizzle atom) and pays only up to M = 96.
         let bn = shape.m.next_multiple_of(16);
@@ -155,13 +174,13 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     } else if shape.m > 256
         && waves(cluster_tiles, clusters) == 3
         && wave_fill(cluster_tiles, clusters) < 0.9
-        && token_split(shape, clusters).is_none()
+        && token_split(shape, clusters, 90).is_none()
     {
         (
             "rung10:streamk=2".to_string(),
             "between two and three waves of tiles, more than 10% of the slots idle, no token split that pays: whole tiles, then stream-K on the last partial wave plus one",
         )
-    } else if let Some(bn) = token_split(shape, clusters) {
+    } else if let Some(bn) = token_split(shape, clusters, 90) {
         (
             deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, 2, bn))),
             "M > 256, split into token tiles that waste less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
@@ -175,6 +194,13 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
         (
             "rung10:streamk=1".to_string(),
             "under two waves of tiles, more than 5% of their slots idle: stream-K over every tile",
+        )
+    } else if let Some(bn) = token_split(shape, clusters, 95) {
+        // Where rung 10 would run whole tiles, a split saving 5% pays too (H32, H34, H36); against stream-K it
+        // did not (H34).
+        (
+            deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, 2, bn))),
+            "M > 256, where whole tiles would run: token tiles that waste 5% less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
         )
     } else {
         (
@@ -213,11 +239,11 @@ fn deepest_ring(spec: &str) -> String {
 }
 
 /// For M > 256: the token tile of the split into T tiles (T from ceil(M / 256) to 3 more, M / T rounded up to 16)
-/// whose waves of 256-weight-row cluster tiles times tile cost is least, if that is at least 5% under (H32, H34; was 10%) rung 10's
+/// whose waves of 256-weight-row cluster tiles times tile cost is least, if that is at most `percent_of_rung10` of rung 10's
 /// 256x256 cluster tiles. A tile's cost is taken as its width plus 32 rows for what every tile pays whatever its
 /// width (filling the ring, the epilogue): a model, checked at the token counts the module notes list. None:
 /// rung 10 wastes no more.
-fn token_split(shape: &Shape, clusters: usize) -> Option<usize> {
+fn token_split(shape: &Shape, clusters: usize, percent_of_rung10: usize) -> Option<usize> {
     const FIXED_ROWS: usize = 32;
     if shape.m <= 256 {
         return None;
@@ -234,7 +260,7 @@ fn token_split(shape: &Shape, clusters: usize) -> Option<usize> {
             (cost(t, bn), bn)
         })
         .min_by_key(|&(cost, _)| cost)?; // on a tie, the fewer, wider tiles
-    (best * 20 <= rung10 * 19).then_some(bn)
+    (best * 100 <= rung10 * percent_of_rung10).then_some(bn)
 }
 
 /// Every kernel `auto` picks on a GPU with this many SMs for some token count up to 8192 on the model widths a
@@ -334,14 +360,37 @@ mod tests {
         // More weight rows than one wave of such tiles: two consumers and stream-K.
         let wide = pick(&Shape::new("t", 128, 28672, 8192));
         assert!(wide.contains("consumers=2,wg_m=64,bn=128,") && wide.contains("streamk=1"));
-        // M > 256: the token split with the least waves x (width + 32), when 5% under rung 10's.
+        // Where 64-row weight tiles fill under 90% of the SMs (N = 4096: 64 of 132): stream-K over them up to
+        // M = 64, whole tiles up to 128 where they fill 45%, the kernels from before H25 past that (H35, H36).
+        let n4096 = |m| pick(&Shape::new("t", m, 4096, 8192));
+        let streamk_64 = "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn=";
+        assert!(n4096(1).starts_with(&format!("{streamk_64}8,")));
+        assert!(n4096(64).starts_with(&format!("{streamk_64}64,")));
+        assert!(n4096(128).starts_with(&format!("{alone}128,")));
+        assert!(n4096(160).contains("consumers=2,") && n4096(160).contains("streamk=1"));
+        let n1024 = |m| pick(&Shape::new("t", m, 1024, 8192));
+        assert!(n1024(16).starts_with(&format!("{streamk_64}16,")));
+        assert!(
+            n1024(128).contains("streamk=1")
+                && !n1024(128).contains("streamk=1,cluster=1,consumers=1")
+        );
+        // M > 256: the token split with the least waves x (width + 32), when 10% under rung 10's; where rung 10
+        // would run whole tiles, when 5% under (H34, H36: 240-token tiles at M = 480, not where stream-K runs).
+        let at = |m, n| pick(&Shape::new("t", m, n, 8192));
+        assert!(at(480, 8192).contains("swap_ab=1,") && at(480, 8192).contains("bn=240,"));
+        assert!(at(7920, 8192).contains("bn=240,"));
+        assert_eq!(at(720, 10240), "rung10:streamk=1");
+        assert_eq!(at(720, 14336), "rung10:streamk=2");
         let split = "rung10:cluster=2,consumers=2,wg_m=64,bn=";
         assert!(pick(&shape("tokens_384")).starts_with(&format!("{split}192,")));
         assert!(pick(&shape("attn_out_777")).starts_with(&format!("{split}208,")));
         assert!(pick(&shape("tokens_777")).starts_with(&format!("{split}208,")));
         assert!(pick(&Shape::new("t", 640, 8192, 8192)).starts_with(&format!("{split}160,")));
         assert!(!pick(&shape("tokens_777")).contains("evict_first"));
-        assert_eq!(token_split(&Shape::new("t", 1000, 8192, 8192), 66), None);
+        assert_eq!(
+            token_split(&Shape::new("t", 1000, 8192, 8192), 66, 90),
+            None
+        );
         // H29: 192 < M <= 240 with the weights in one wave of 64-row tiles, two consumers split the token tile.
         let t = |m, n| pick(&Shape::new("t", m, n, 8192));
         assert!(
@@ -373,10 +422,10 @@ mod tests {
         assert_eq!(t(768, 14336), "rung10:streamk=2");
         assert!(t(1500, 8192).starts_with("rung10"));
         assert!(!t(1500, 8192).contains("streamk"));
-        assert_eq!(token_split(&Shape::new("t", 512, 8192, 8192), 66), None);
+        assert_eq!(token_split(&Shape::new("t", 512, 8192, 8192), 66, 90), None);
         // A tie goes to the fewer, wider tiles (M = 384, N = 28672: 2 x 192 and 4 x 96 cost the same).
         assert_eq!(
-            token_split(&Shape::new("t", 384, 28672, 8192), 66),
+            token_split(&Shape::new("t", 384, 28672, 8192), 66, 90),
             Some(192)
         );
         // Every ring is as deep as shared memory allows, up to 8 stages.

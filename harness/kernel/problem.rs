@@ -121,7 +121,7 @@ pub fn extra_shapes() -> Vec<Shape> {
 }
 
 /// Token counts that are not tile multiples (issue 11, "any M"): decode of Llama-3-70B's attention output
-/// (N = K = 8192) at M = 1 to 224 and 384 and 1280 tokens, a prefill of 1500 tokens, 777 tokens through the MLP up projection
+/// (N = K = 8192) at M = 1 to 224 and 384, 480 and 1280 tokens, at M = 1 and 64 with N = 4096, a prefill of 1500 tokens, 777 tokens through the MLP up projection
 /// and through the attention output, and 1000^3
 /// (N and K off every tile width and tile_k too). For the `correct::any_m::*` trials and `compare`; they are not
 /// standard shapes, so the ladder and the step trials do not run them.
@@ -137,6 +137,10 @@ pub fn token_count_shapes() -> Vec<Shape> {
         Shape::new("attn_out_777", 777, 8192, 8192),
         Shape::new("square1000", 1000, 1000, 1000),
         Shape::new("tokens_1280", 1280, 8192, 8192),
+        Shape::new("tokens_480", 480, 8192, 8192),
+        // Half the weight rows (N = 4096): where 64-row tiles fill half the SMs (H33, H35).
+        Shape::new("n4096_m1", 1, 4096, 8192),
+        Shape::new("n4096_m64", 64, 4096, 8192),
     ]);
     shapes
 }
@@ -245,7 +249,10 @@ mod parse_tests {
                 "tokens_777",
                 "attn_out_777",
                 "square1000",
-                "tokens_1280"
+                "tokens_1280",
+                "tokens_480",
+                "n4096_m1",
+                "n4096_m64"
             ]
         );
         // The ladder (every rung on every standard shape) and the main job stay on the seven shapes.
