@@ -87,7 +87,7 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let weight_rows_64 = shape.n.div_ceil(64);
     let fill_64 = weight_rows_64 as f64 / sm_count as f64;
     let one_wave_64 = weight_rows_64 <= sm_count as usize;
-    if one_wave_64 && shape.m <= 64 && fill_64 < 0.9 {
+    if one_wave_64 && shape.m <= 96 && fill_64 < 0.9 {
         // Whole tiles would leave SMs idle (N = 4096: 64 of 132); stream-K spreads the weights over every SM
         // (H35, H36).
         let bn = if shape.m <= 8 {
@@ -99,10 +99,9 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
             deepest_ring(&format!(
                 "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1"
             )),
-            "M <= 64, 64-row weight tiles filling under 90% of the SMs: swap-AB, stream-K over 64-row tiles, token tile M rounded up to 16 (8 up to M = 8), evict-first weights, PDL",
+            "M <= 96, 64-row weight tiles filling under 90% of the SMs: swap-AB, stream-K over 64-row tiles, token tile M rounded up to 16 (8 up to M = 8), evict-first weights, PDL",
         )
-    } else if one_wave_64 && (shape.m <= 192 && fill_64 >= 0.9 || shape.m <= 128 && fill_64 >= 0.45)
-    {
+    } else if one_wave_64 && (shape.m <= 192 && fill_64 >= 0.9 || shape.m <= 160) {
         // Multicast needs at least 16 tokens (each CTA of the cluster loads half the token tile, a whole 8-row
         // swizzle atom) and pays only up to M = 96.
         let bn = shape.m.next_multiple_of(16);
@@ -361,19 +360,18 @@ mod tests {
         let wide = pick(&Shape::new("t", 128, 28672, 8192));
         assert!(wide.contains("consumers=2,wg_m=64,bn=128,") && wide.contains("streamk=1"));
         // Where 64-row weight tiles fill under 90% of the SMs (N = 4096: 64 of 132): stream-K over them up to
-        // M = 64, whole tiles up to 128 where they fill 45%, the kernels from before H25 past that (H35, H36).
+        // M = 96, whole tiles up to 160 at any fill, the kernels from before H25 past that (H35-H37).
         let n4096 = |m| pick(&Shape::new("t", m, 4096, 8192));
         let streamk_64 = "rung10:streamk=1,cluster=1,consumers=1,wg_m=64,bn=";
         assert!(n4096(1).starts_with(&format!("{streamk_64}8,")));
         assert!(n4096(64).starts_with(&format!("{streamk_64}64,")));
         assert!(n4096(128).starts_with(&format!("{alone}128,")));
-        assert!(n4096(160).contains("consumers=2,") && n4096(160).contains("streamk=1"));
+        assert!(n4096(160).starts_with(&format!("{alone}160,")));
         let n1024 = |m| pick(&Shape::new("t", m, 1024, 8192));
         assert!(n1024(16).starts_with(&format!("{streamk_64}16,")));
-        assert!(
-            n1024(128).contains("streamk=1")
-                && !n1024(128).contains("streamk=1,cluster=1,consumers=1")
-        );
+        assert!(n1024(128).starts_with(&format!("{alone}128,")));
+        assert!(n4096(96).starts_with(&format!("{streamk_64}96,")));
+        assert!(n4096(192).contains("consumers=2,") && n4096(192).contains("streamk=1"));
         // M > 256: the token split with the least waves x (width + 32), when 10% under rung 10's; where rung 10
         // would run whole tiles, when 5% under (H34, H36: 240-token tiles at M = 480, not where stream-K runs).
         let at = |m, n| pick(&Shape::new("t", m, n, 8192));
