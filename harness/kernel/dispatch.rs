@@ -3,6 +3,14 @@
 //! in tools/sweeps/, their records under results/h200/<commit>/), not from a search at run time, so a shape always
 //! runs the same kernel and every record names it (`auto=SPEC`). Time against cuBLAS's, as measured:
 //!
+//! - M <= 96 with the weights in one wave of 64-row tiles that fills under 90% of the SMs (N = 1024-7600 on 132
+//!   SMs): swap-AB with stream-K over 64-row weight tiles (every SM streams weights), one consumer, no cluster, the
+//!   token tile M rounded up to 16 (8 up to M = 8), evict-first, PDL, 8 stages (H35-H37): 0.998, 0.989, 0.975, 1.08,
+//!   1.06, 1.01 of cuBLAS's time at M = 1, 8, 32, 64, 80, 96 with N = 4096, against 1.25-1.41 with whole tiles on
+//!   64 CTAs; 1.09 and 1.15 at M = 64 and 96 with N = 6144, 1.32 at 16x1024 (whole tiles 2.06)
+//!   (results/h200/65530ed/h34-h35/, d280913/h36-refit/, 7baa087/h37-refit/). Past M = 96 whole tiles (next rule)
+//!   up to M = 160 at any fill: 0.99 at 112 and 144 x 4096, 1.08 at 128x4096; past 160 the two-consumer stream-K
+//!   kernel below (1.10 at 176x4096 against 1.27).
 //! - M <= 192 with the weights in one wave of 64-row tiles (N <= 64 x SMs, as N = 8192 on 132 SMs): swap-AB (the
 //!   weights fill wgmma's 64-row side, the tokens its n) with the token tile M rounded up to 16, one consumer of 64
 //!   weight rows, whole tiles, an evict-first policy on the weights, programmatic dependent launch, 8 stages (7 at
@@ -51,6 +59,12 @@
 //! - under two waves of cluster tiles filling less than 95% of the slots (decode_mlp_up; 768x10240): rung 10 with
 //!   stream-K over every tile, plus evict-first and PDL where one tile row holds every token (M <= 256: the
 //!   weights are read once): 0.89 on decode_mlp_up, 0.97 at 768x10240 (whole tiles 1.00).
+//! - where rung 10 would run whole tiles (the next rule), a token split whose modelled cost is at most 95% of rung
+//!   10's (H32, H34, H36): 240-token tiles at M = 480, 960, 1440, 1920, 2400, 3840, 4800, 7920 with N = 8192 ran
+//!   1.03, 1.04, 1.03, 1.02, 1.02, 1.03, 0.96, 1.03 against rung 10's 1.07, 1.08, 1.06, 1.05, 1.06, 1.06, 0.99,
+//!   1.05; faster by 2-9% at all 17 such points measured on five widths (results/h200/6060352/h32-h33/,
+//!   65530ed/h34-h35/, d280913/h36-refit/). Against stream-K it lost (720x10240, 720x14336, 7000x1024: H34), so
+//!   the stream-K rules above keep the 10% threshold.
 //! - otherwise rung 10 with whole tiles: where one or two waves are at least 95% full (M = 480-512 and 897-1024 at
 //!   N = 8192, 960 and 2048 at N = 4096): 1.06, 1.01, 1.00, 1.01, 1.00 against 1.15, 1.09, 1.03, 1.10, 1.04 with
 //!   stream-K over every tile (H29, H30); and at three waves or more (stream-K on the last waves measured slower
