@@ -72,8 +72,86 @@ fn safe(name: &str) -> String {
         .collect()
 }
 
-/// Builds the report of these runs.
+/// The shard a run was (`GEMM_ABLATE_SHARD=i/n`): (i, n).
+fn shard_of(run: &RunFile) -> Option<(usize, usize)> {
+    let (_, v) = run
+        .environment
+        .settings
+        .iter()
+        .find(|(k, _)| k == "GEMM_ABLATE_SHARD")?;
+    let (i, n) = v.split_once('/')?;
+    Some((i.trim().parse().ok()?, n.trim().parse().ok()?))
+}
+
+/// What shards of one run share: the suite, commit, host, GPU, shard count and every other setting.
+fn shard_key(run: &RunFile, count: usize) -> String {
+    let env = &run.environment;
+    let mut settings: Vec<_> = env
+        .settings
+        .iter()
+        .filter(|(k, _)| k != "GEMM_ABLATE_SHARD")
+        .collect();
+    settings.sort();
+    format!(
+        "{}|{}|{}|{:?}|{count}|{settings:?}",
+        run.suite,
+        env.commit,
+        env.host,
+        env.device.as_ref().map(|d| &d.pci_bus_id)
+    )
+}
+
+/// Shards of one run (`GEMM_ABLATE_SHARD=i/n` with the same suite, commit, host, GPU and other settings) merged
+/// into one run in shard order, so that a suite split over several processes reads as the run it was: one ladder,
+/// one pass count. The merged run keeps the first shard's environment, its shard setting naming the shards merged
+/// (`1,2/2`); runs that are not shards pass through unchanged.
+pub fn merge_shards(runs: Vec<(String, RunFile)>) -> Vec<(String, RunFile)> {
+    // Each entry: a run that is not a shard, or the shards of one run so far, by shard index.
+    let mut groups: Vec<(Option<String>, Vec<(usize, String, RunFile)>)> = Vec::new();
+    for (stem, run) in runs {
+        match shard_of(&run) {
+            Some((index, count)) => {
+                let key = shard_key(&run, count);
+                match groups
+                    .iter_mut()
+                    .find(|g| g.0.as_deref() == Some(key.as_str()))
+                {
+                    Some((_, shards)) => shards.push((index, stem, run)),
+                    None => groups.push((Some(key), vec![(index, stem, run)])),
+                }
+            }
+            None => groups.push((None, vec![(0, stem, run)])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, mut parts)| {
+            parts.sort_by_key(|p| p.0);
+            let mut parts = parts.into_iter();
+            let (first_index, mut stem, mut run) = parts.next().expect("a group has a run");
+            let mut merged = vec![first_index.to_string()];
+            for (index, s, r) in parts {
+                stem = format!("{stem}+{s}");
+                run.trials.extend(r.trials);
+                merged.push(index.to_string());
+            }
+            if merged.len() > 1 {
+                let count = shard_of(&run).map_or(0, |s| s.1);
+                for (k, v) in run.environment.settings.iter_mut() {
+                    if k == "GEMM_ABLATE_SHARD" {
+                        *v = format!("{}/{count}", merged.join(","));
+                    }
+                }
+            }
+            (stem, run)
+        })
+        .collect()
+}
+
+/// Builds the report of these runs (shards of one run merged first).
 pub fn build(runs: &[(String, RunFile)]) -> Result<Report, String> {
+    let merged = merge_shards(runs.to_vec());
+    let runs = &merged;
     let mut md = String::from("# gemm-ablate report\n\n");
     let mut charts = Vec::new();
     // Group by GPU model and host, in first-seen order.
@@ -446,6 +524,29 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("results/h200")
             .join(name)
+    }
+
+    #[test]
+    fn shards_of_one_run_merge_into_one_section() {
+        let runs = read_runs(&[
+            committed("7baa087/ablations-20261130T190146Z.json"),
+            committed("7baa087/ablations-20261130T185539Z.json"),
+            committed("9a8c135/ablations-20261130T123530Z.json"),
+        ])
+        .unwrap();
+        let (first, second) = (runs[1].1.trials.len(), runs[0].1.trials.len());
+        let merged = merge_shards(runs);
+        assert_eq!(merged.len(), 2, "two shards and one whole run");
+        let (stem, run) = &merged[0];
+        // Shard 1 first whatever the order given, every trial of both, the shard setting naming both.
+        assert!(stem.starts_with("ablations-20261130T185539Z+ablations-20261130T190146Z"));
+        assert_eq!(run.trials.len(), first + second);
+        assert!(run
+            .environment
+            .settings
+            .contains(&("GEMM_ABLATE_SHARD".to_string(), "1,2/2".to_string())));
+        let r = build(&merged).unwrap();
+        assert_eq!(r.markdown.matches("The ladder against cuBLAS").count(), 2);
     }
 
     #[test]
