@@ -101,13 +101,16 @@ fn shard_key(run: &RunFile, count: usize) -> String {
     )
 }
 
+/// A run's shard key (none: not a shard) and its parts: (shard index, file stem, run).
+type ShardGroup = (Option<String>, Vec<(usize, String, RunFile)>);
+
 /// Shards of one run (`GEMM_ABLATE_SHARD=i/n` with the same suite, commit, host, GPU and other settings) merged
 /// into one run in shard order, so that a suite split over several processes reads as the run it was: one ladder,
 /// one pass count. The merged run keeps the first shard's environment, its shard setting naming the shards merged
 /// (`1,2/2`); runs that are not shards pass through unchanged.
 pub fn merge_shards(runs: Vec<(String, RunFile)>) -> Vec<(String, RunFile)> {
-    // Each entry: a run that is not a shard, or the shards of one run so far, by shard index.
-    let mut groups: Vec<(Option<String>, Vec<(usize, String, RunFile)>)> = Vec::new();
+    // Each entry: a run that is not a shard (no key), or the shards of one run so far, by shard index.
+    let mut groups: Vec<ShardGroup> = Vec::new();
     for (stem, run) in runs {
         match shard_of(&run) {
             Some((index, count)) => {
