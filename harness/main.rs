@@ -207,10 +207,15 @@ fn baseline(args: &[String]) -> ExitCode {
     let fail = args.iter().any(|a| a == "--fail-on-slower");
     let files: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let [now, base] = files[..] else {
-        eprintln!("usage: gemm-ablate baseline NOW.json BASELINE.json [--fail-on-slower]");
+        eprintln!("usage: gemm-ablate baseline NOW.json BASELINE.json [--fail-on-slower] (the shards of one run: comma-separated files)");
         return ExitCode::from(2);
     };
-    let read = |f: &str| RunFile::read(std::path::Path::new(f)).map_err(|e| format!("{f}: {e}"));
+    // A sharded run (GEMM_ABLATE_SHARD) is its shard files, comma-separated, read as one run.
+    let read = |list: &str| {
+        let files: Vec<std::path::PathBuf> =
+            list.split(',').map(std::path::PathBuf::from).collect();
+        harness::report::shards::read_one_run(&files)
+    };
     let (now, base) = match (read(now), read(base)) {
         (Ok(n), Ok(b)) => (n, b),
         (Err(e), _) | (_, Err(e)) => {

@@ -6,6 +6,7 @@ use crate::kernel::ladder::Rung;
 use crate::measure::stats::chained_interval;
 use crate::report::charts::{self, ForestRow, LadderLine, SweepPoint};
 use crate::report::results::RunFile;
+use crate::report::shards::merge_shards;
 use crate::trial::expect::Source;
 use crate::trial::job::{Observed, TrialRecord};
 use std::fmt::Write as _;
@@ -69,85 +70,6 @@ fn verdict_of(r: &TrialRecord) -> Option<&crate::measure::stats::Estimate> {
 fn safe(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
-}
-
-/// The shard a run was (`GEMM_ABLATE_SHARD=i/n`): (i, n).
-fn shard_of(run: &RunFile) -> Option<(usize, usize)> {
-    let (_, v) = run
-        .environment
-        .settings
-        .iter()
-        .find(|(k, _)| k == "GEMM_ABLATE_SHARD")?;
-    let (i, n) = v.split_once('/')?;
-    Some((i.trim().parse().ok()?, n.trim().parse().ok()?))
-}
-
-/// What shards of one run share: the suite, commit, host, GPU, shard count and every other setting.
-fn shard_key(run: &RunFile, count: usize) -> String {
-    let env = &run.environment;
-    let mut settings: Vec<_> = env
-        .settings
-        .iter()
-        .filter(|(k, _)| k != "GEMM_ABLATE_SHARD")
-        .collect();
-    settings.sort();
-    format!(
-        "{}|{}|{}|{:?}|{count}|{settings:?}",
-        run.suite,
-        env.commit,
-        env.host,
-        env.device.as_ref().map(|d| &d.pci_bus_id)
-    )
-}
-
-/// A run's shard key (none: not a shard) and its parts: (shard index, file stem, run).
-type ShardGroup = (Option<String>, Vec<(usize, String, RunFile)>);
-
-/// Shards of one run (`GEMM_ABLATE_SHARD=i/n` with the same suite, commit, host, GPU and other settings) merged
-/// into one run in shard order, so that a suite split over several processes reads as the run it was: one ladder,
-/// one pass count. The merged run keeps the first shard's environment, its shard setting naming the shards merged
-/// (`1,2/2`); runs that are not shards pass through unchanged.
-pub fn merge_shards(runs: Vec<(String, RunFile)>) -> Vec<(String, RunFile)> {
-    // Each entry: a run that is not a shard (no key), or the shards of one run so far, by shard index.
-    let mut groups: Vec<ShardGroup> = Vec::new();
-    for (stem, run) in runs {
-        match shard_of(&run) {
-            Some((index, count)) => {
-                let key = shard_key(&run, count);
-                match groups
-                    .iter_mut()
-                    .find(|g| g.0.as_deref() == Some(key.as_str()))
-                {
-                    Some((_, shards)) => shards.push((index, stem, run)),
-                    None => groups.push((Some(key), vec![(index, stem, run)])),
-                }
-            }
-            None => groups.push((None, vec![(0, stem, run)])),
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(_, mut parts)| {
-            parts.sort_by_key(|p| p.0);
-            let mut parts = parts.into_iter();
-            let (first_index, mut stem, mut run) = parts.next().expect("a group has a run");
-            let mut merged = vec![first_index.to_string()];
-            for (index, s, r) in parts {
-                stem = format!("{stem}+{s}");
-                run.trials.extend(r.trials);
-                merged.push(index.to_string());
-            }
-            if merged.len() > 1 {
-                let count = shard_of(&run).map_or(0, |s| s.1);
-                for (k, v) in run.environment.settings.iter_mut() {
-                    if k == "GEMM_ABLATE_SHARD" {
-                        *v = format!("{}/{count}", merged.join(","));
-                    }
-                }
-            }
-            (stem, run)
-        })
         .collect()
 }
 

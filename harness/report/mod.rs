@@ -6,4 +6,5 @@ pub mod baseline;
 pub mod charts;
 pub mod markdown;
 pub mod results;
+pub mod shards;
 pub mod text;
