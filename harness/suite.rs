@@ -340,8 +340,12 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     // A baseline to compare with must exist before anything runs.
     let baseline = match &settings.baseline {
         Some(name) => {
-            match crate::report::baseline::load(&crate::report::results::results_dir(), name, suite)
-            {
+            match crate::report::baseline::load(
+                &crate::report::results::results_dir(),
+                name,
+                suite,
+                settings.shard,
+            ) {
                 Ok(b) => Some(b),
                 Err(e) => {
                     eprintln!("{e}");

@@ -123,10 +123,22 @@ pub fn path(results_dir: &Path, name: &str, suite: &str) -> PathBuf {
         .join(format!("{suite}.json"))
 }
 
-/// Saves a finished run as the baseline `name` (replacing an earlier one of that name).
+/// Where shard i of n of a sharded run keeps the baseline: beside the whole run's, `<suite>.shard-i-of-n.json`.
+fn shard_path(results_dir: &Path, name: &str, suite: &str, (i, n): (usize, usize)) -> PathBuf {
+    results_dir
+        .join("baselines")
+        .join(name)
+        .join(format!("{suite}.shard-{i}-of-{n}.json"))
+}
+
+/// Saves a finished run as the baseline `name` (replacing an earlier one of that name); a shard of a run
+/// (`GEMM_ABLATE_SHARD`) saves its own file, so that the shards of one run do not overwrite each other.
 pub fn save(run: &RunFile, results_dir: &Path, name: &str) -> Result<PathBuf, String> {
     check_name(name)?;
-    let p = path(results_dir, name, &run.suite);
+    let p = match crate::report::shards::shard_of(run) {
+        Some(shard) => shard_path(results_dir, name, &run.suite, shard),
+        None => path(results_dir, name, &run.suite),
+    };
     std::fs::create_dir_all(p.parent().unwrap()).map_err(|e| format!("{}: {e}", p.display()))?;
     let text = serde_json::to_string_pretty(run).map_err(|e| e.to_string())?;
     let tmp = p.with_extension("json.tmp");
@@ -135,10 +147,39 @@ pub fn save(run: &RunFile, results_dir: &Path, name: &str) -> Result<PathBuf, St
     Ok(p)
 }
 
-/// Loads the baseline `name` of `suite`; a missing one is an error naming where it was looked for.
-pub fn load(results_dir: &Path, name: &str, suite: &str) -> Result<RunFile, String> {
+/// Loads the baseline `name` of `suite` for a run that is `shard` (if sharded): that shard's own baseline if
+/// there is one, else the whole run's, else the shards of a sharded baseline merged into one run. A missing one is
+/// an error naming where it was looked for.
+pub fn load(
+    results_dir: &Path,
+    name: &str,
+    suite: &str,
+    shard: Option<(usize, usize)>,
+) -> Result<RunFile, String> {
     check_name(name)?;
+    if let Some(p) = shard
+        .map(|s| shard_path(results_dir, name, suite, s))
+        .filter(|p| p.is_file())
+    {
+        return RunFile::read(&p).map_err(|e| format!("{}: {e}", p.display()));
+    }
     let p = path(results_dir, name, suite);
+    let prefix = format!("{suite}.shard-");
+    let mut shard_files: Vec<PathBuf> = std::fs::read_dir(results_dir.join("baselines").join(name))
+        .map(|dir| {
+            dir.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".json"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if !p.is_file() && !shard_files.is_empty() {
+        shard_files.sort();
+        return crate::report::shards::read_one_run(&shard_files);
+    }
     if !p.is_file() {
         return Err(format!(
             "no baseline {name:?} for {suite}: {} does not exist (save one with GEMM_ABLATE_SAVE_BASELINE={name})",
@@ -202,15 +243,33 @@ mod tests {
         assert!(check_name("").is_err());
         let dir =
             std::env::temp_dir().join(format!("gemm-ablate-baseline-test-{}", std::process::id()));
-        let e = load(&dir, "nope", "ablations").unwrap_err();
+        let e = load(&dir, "nope", "ablations", None).unwrap_err();
         assert!(e.contains("no baseline \"nope\""), "{e}");
         let run = committed("9a8c135/microbench-20261130T124018Z.json");
         let p = save(&run, &dir, "main").unwrap();
         assert!(p.ends_with("baselines/main/microbench.json"));
         assert_eq!(
-            load(&dir, "main", "microbench").unwrap().trials.len(),
+            load(&dir, "main", "microbench", None).unwrap().trials.len(),
             run.trials.len()
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn shards_save_apart_and_load_as_their_shard_or_as_one_run() {
+        let dir =
+            std::env::temp_dir().join(format!("gemm-ablate-shard-test-{}", std::process::id()));
+        let one = committed("7baa087/ablations-20261130T185539Z.json");
+        let two = committed("7baa087/ablations-20261130T190146Z.json");
+        let p1 = save(&one, &dir, "main").unwrap();
+        let p2 = save(&two, &dir, "main").unwrap();
+        assert!(p1.ends_with("baselines/main/ablations.shard-1-of-2.json"));
+        assert!(p2.ends_with("baselines/main/ablations.shard-2-of-2.json"));
+        // A shard compares with its own shard; an unsharded run with the shards merged.
+        let mine = load(&dir, "main", "ablations", Some((2, 2))).unwrap();
+        assert_eq!(mine.trials.len(), two.trials.len());
+        let whole = load(&dir, "main", "ablations", None).unwrap();
+        assert_eq!(whole.trials.len(), one.trials.len() + two.trials.len());
         let _ = std::fs::remove_dir_all(dir);
     }
 }
