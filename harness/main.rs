@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | list | device | agree FILE... | report FILE... [--out DIR] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16]]");
     ExitCode::from(2)
 }
 
@@ -111,6 +111,7 @@ fn main() -> ExitCode {
         Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
         Some("profile") if args.len() >= 3 => profile(&args[1..]),
         Some("build") if args.len() >= 2 => build(&args[1..]),
+        Some("auto") if args.len() >= 2 => auto(&args[1..]),
         Some("list") => {
             print!("{}", harness::report::text::list_text());
             ExitCode::SUCCESS
@@ -230,6 +231,50 @@ fn baseline(args: &[String]) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// What `auto` runs, without a GPU: `auto SHAPE...` (the spec and the rule for each shape) or `auto --ranges NxK`
+/// (the kernel for every token count from 1 to 8192, as ranges), for the H200's SM count.
+fn auto(args: &[String]) -> ExitCode {
+    use harness::kernel::dispatch::{auto_ranges, auto_spec, H200_SMS};
+    use harness::kernel::problem::parse_shape;
+    if args[0] == "--ranges" {
+        let Some(nk) = args.get(1) else {
+            eprintln!("usage: gemm-ablate auto --ranges NxK (such as 8192x8192)");
+            return ExitCode::from(2);
+        };
+        let shape = match parse_shape(&format!("1x{nk}")) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        };
+        println!(
+            "auto on {H200_SMS} SMs, N = {}, K = {}, M = 1 to 8192:",
+            shape.n, shape.k
+        );
+        for (first, last, spec, rule) in auto_ranges(shape.n, shape.k, H200_SMS, 8192) {
+            println!("  M = {first}-{last}: {spec}\n      {rule}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    for text in args {
+        match parse_shape(text) {
+            Ok(shape) => {
+                let (spec, rule) = auto_spec(&shape, H200_SMS);
+                println!(
+                    "{text} ({}x{}x{}) on {H200_SMS} SMs: {spec}\n  {rule}",
+                    shape.m, shape.n, shape.k
+                );
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// A markdown report with SVG charts from results files: `report FILE... [--out DIR]`.

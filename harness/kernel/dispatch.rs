@@ -120,9 +120,9 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
         // swizzle atom) and pays only up to M = 96.
         let bn = shape.m.next_multiple_of(16);
         let (cluster, rule) = if shape.m <= 96 {
-            (2, "M <= 96, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL")
+            (2, "M <= 96, the weights in one wave of 64-row tiles filling at least 90% of the SMs: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL")
         } else {
-            (1, "96 < M <= 192, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, no cluster, whole tiles, evict-first weights, PDL")
+            (1, "96 < M <= 192, the weights in one wave of 64-row tiles (up to M = 160 where they fill under 90% of the SMs): swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, no cluster, whole tiles, evict-first weights, PDL")
         };
         (
             deepest_ring(&format!(
@@ -298,6 +298,26 @@ pub fn auto_kernels(sm_count: u32) -> Vec<(String, GemmConfig)> {
         .collect()
 }
 
+/// `auto`'s picks for every token count from 1 to `max_m` at this N and K, as runs of consecutive M with the same
+/// kernel: (first M, last M, spec, rule). What `gemm-ablate auto --ranges NxK` prints, and how a rule change is
+/// checked for the token counts it moves.
+pub fn auto_ranges(
+    n: usize,
+    k: usize,
+    sm_count: u32,
+    max_m: usize,
+) -> Vec<(usize, usize, String, &'static str)> {
+    let mut ranges: Vec<(usize, usize, String, &'static str)> = Vec::new();
+    for m in 1..=max_m {
+        let (spec, rule) = auto_spec(&Shape::new("auto", m, n, k), sm_count);
+        match ranges.last_mut() {
+            Some(last) if last.2 == spec && last.3 == rule => last.1 = m,
+            _ => ranges.push((m, m, spec, rule)),
+        }
+    }
+    ranges
+}
+
 /// `auto` for this shape: the label records carry (`auto=SPEC`) and the configuration.
 pub fn auto_variant(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
     let (spec, _) = auto_spec(shape, sm_count);
@@ -344,6 +364,18 @@ pub const H200_SMS: u32 = 132;
 mod tests {
     use super::*;
     use crate::kernel::problem::{shape, Shape};
+
+    #[test]
+    fn ranges_cover_every_token_count_once_in_order() {
+        let r = auto_ranges(8192, 8192, H200_SMS, 8192);
+        assert_eq!(r.first().unwrap().0, 1);
+        assert_eq!(r.last().unwrap().1, 8192);
+        assert!(r.windows(2).all(|w| w[1].0 == w[0].1 + 1));
+        // Neighbouring ranges differ in kernel or rule; M = 480 runs 240-token tiles (H36).
+        assert!(r.windows(2).all(|w| (&w[0].2, w[0].3) != (&w[1].2, w[1].3)));
+        let at_480 = r.iter().find(|x| x.0 <= 480 && 480 <= x.1).unwrap();
+        assert!(at_480.2.contains("bn=240,"));
+    }
 
     #[test]
     fn auto_picks_by_token_count_and_tile_waves() {
