@@ -76,7 +76,7 @@ pub fn ladder_trials() -> Vec<GpuTrial> {
                 .into_iter()
                 .map(move |s| {
                     let name = ladder_name(rung, &s.name);
-                    let expectation = if crate::trial::pins::ACROSS_HOSTS.contains(&name.as_str())
+                    let expectation = if crate::trial::pins::across_hosts(&name)
                         && crate::trial::pins::has_current(&name)
                     {
                         crate::trial::pins::pinned_across_hosts(
@@ -176,7 +176,7 @@ fn unmeasured_ladder_cell(rung: Rung, shape_name: &str) -> Expectation {
         Verdict::NoChange
     };
     let name = ladder_name(rung, shape_name);
-    if crate::trial::pins::ACROSS_HOSTS.contains(&name.as_str()) {
+    if crate::trial::pins::across_hosts(&name) {
         return crate::trial::pins::pinned_across_hosts(
             &name,
             &format!("{} ({measured})", v.word()),
