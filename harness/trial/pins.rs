@@ -295,10 +295,11 @@ pub const ACROSS_HOSTS: [&str; 9] = [
 
 /// Whether a trial's ratio is pinned across hosts: the trials named in `ACROSS_HOSTS`, and every ladder cell of
 /// rungs 1-3. Those rungs run 4-7x cuBLAS's time, so their ratio follows whichever algorithm and clock cuBLAS gets
-/// on a host; six of their 21 cells went red on a new host with a byte-identical cubin (rung 3 on decode_qkv at
-/// 243efda, rungs 1-3 on decode_mlp_up at 2bc72f3, rung 3 on decode_attn_out at 7baa087; rung 2 on decode_attn_out
-/// at 6a8b716 and on square4096 at 2bc72f3 measured outside today's windows too), so all 21 take their window from
-/// every run that holds them instead of waiting for the next host to find the rest.
+/// on a host; four of their 21 cells went red on a new host with a byte-identical cubin (rung 3 on decode_qkv at
+/// 243efda, rungs 2 and 3 on decode_mlp_up at 2bc72f3, rung 3 on decode_attn_out at 7baa087), rung 1 on
+/// decode_mlp_up passed there on its interval's edge, and rung 2 on decode_attn_out (6a8b716) and square4096
+/// (2bc72f3) measured outside today's windows; so all 21 take their window from every run that holds them instead
+/// of waiting for the next host to find the rest.
 pub fn across_hosts(trial: &str) -> bool {
     ACROSS_HOSTS.contains(&trial)
         || ["ladder::rung1_", "ladder::rung2_", "ladder::rung3_"]
