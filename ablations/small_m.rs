@@ -431,6 +431,25 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         .collect()
 }
 
+/// Kernels built for a hypothesis written before measuring and not yet run on a GPU (H39: swap-AB's epilogue
+/// transposed in registers, on the token splits `auto` runs at M = 640, 777 and 1280 with N = K = 8192). The
+/// ablations compile them (CPU trials); trials time them once the H200 has run them.
+pub(crate) fn pending_kernels() -> Vec<(String, GemmConfig)> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    [640, 777, 1280]
+        .into_iter()
+        .map(|m| {
+            let (base, _) = auto_spec(
+                &harness::kernel::problem::Shape::new("h39", m, 8192, 8192),
+                H200_SMS,
+            );
+            let s = format!("{base},swap_store=pairs");
+            let config = harness::kernel::ladder::parse_spec(&s).expect("H39's specs parse");
+            (s, config)
+        })
+        .collect()
+}
+
 /// Swap-AB as `auto` ran it at 883979f for 96 < M <= 192: two consumers of 64 weight rows, no cluster, stream-K.
 pub(crate) fn swap_ab_kernel_at_883979f(bn: usize, stages: u32) -> String {
     format!(

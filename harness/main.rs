@@ -238,6 +238,9 @@ fn baseline(args: &[String]) -> ExitCode {
 fn auto(args: &[String]) -> ExitCode {
     use harness::kernel::dispatch::{auto_ranges, auto_spec, H200_SMS};
     use harness::kernel::problem::parse_shape;
+    use std::io::Write;
+    // A closed pipe (`| head`) ends the listing quietly.
+    let mut out = std::io::stdout().lock();
     if args[0] == "--ranges" {
         let Some(nk) = args.get(1) else {
             eprintln!("usage: gemm-ablate auto --ranges NxK (such as 8192x8192)");
@@ -250,12 +253,15 @@ fn auto(args: &[String]) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        println!(
+        let _ = writeln!(
+            out,
             "auto on {H200_SMS} SMs, N = {}, K = {}, M = 1 to 8192:",
             shape.n, shape.k
         );
         for (first, last, spec, rule) in auto_ranges(shape.n, shape.k, H200_SMS, 8192) {
-            println!("  M = {first}-{last}: {spec}\n      {rule}");
+            if writeln!(out, "  M = {first}-{last}: {spec}\n      {rule}").is_err() {
+                break;
+            }
         }
         return ExitCode::SUCCESS;
     }
@@ -263,7 +269,8 @@ fn auto(args: &[String]) -> ExitCode {
         match parse_shape(text) {
             Ok(shape) => {
                 let (spec, rule) = auto_spec(&shape, H200_SMS);
-                println!(
+                let _ = writeln!(
+                    out,
                     "{text} ({}x{}x{}) on {H200_SMS} SMs: {spec}\n  {rule}",
                     shape.m, shape.n, shape.k
                 );

@@ -232,6 +232,16 @@ fn small_m_switches_name_their_rules() {
         err(spec("rung10:cluster=1,split_n=1,bn=200,epilogue=direct,stmatrix=0").validate())
             .contains("multiple of 16")
     );
+    // Swap-AB's epilogue through movmatrix (H39): swap-AB and the direct epilogue only.
+    assert!(spec("rung10:cluster=1,consumers=1,wg_m=64,bn=16,epilogue=direct,stmatrix=0,swap_ab=1,swap_store=pairs")
+        .validate()
+        .is_ok());
+    assert!(err(spec("rung10:swap_store=pairs").validate()).contains("swap_ab=1"));
+    assert!(
+        err(spec("rung10:epilogue=direct,stmatrix=0,swap_store=pairs").validate())
+            .contains("swap_ab=1")
+    );
+    assert!(err(parse_spec("rung10:swap_ab=1,swap_store=rows")).contains("element or pairs"));
     // Each CTA of a cluster loads a whole swizzle atom of B rows.
     assert!(
         err(spec("rung10:bn=8,epilogue=direct,stmatrix=0").validate()).contains("multiple of 8")

@@ -26,6 +26,8 @@
 //                     host writes into the module after loading it; 0: the grouped raster computed here
 //   EARLY_WEIGHTS     1 (with PDL): the first ring lap's weights are loaded before griddepcontrol.wait; weights are
 //                     read-only in a server, the activations, output and workspace still wait for the previous kernel
+//   SWAP_STORE_PAIRS  1 (with SWAP_AB): the direct epilogue transposes each 8x8 block in registers (movmatrix) and
+//                     stores 4-byte pairs along C's rows; 0: single 2-byte elements
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
 // maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;
@@ -309,7 +311,25 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][WG_N / 2], u32 
 __device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][WG_N / 2], u16* C, int ldc, int rows, int cols,
                                                 int row0, int col0) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-#if SWAP_AB
+#if SWAP_AB && SWAP_STORE_PAIRS
+  // The tile is a tile of C^T. Each 8x8 block (rows r0..r0+7 of C^T, columns c0..c0+7) is transposed in registers,
+  // so lane l holds C's row c0 + l/4 at columns r0 + 2(l%4) and +1: one 4-byte store where the element path takes
+  // two, four lanes writing 16 contiguous bytes of one C row. A pair starts at an even column of C and N is a
+  // multiple of 8, so it is wholly before N or wholly past it. The transpose runs in every lane; the stores check.
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++) {
+#pragma unroll
+    for (int j = 0; j < WG_N / 8; j++) {
+      const int cc = col0 + j * 8 + lane / 4;
+#pragma unroll
+      for (int half = 0; half < 2; half++) {
+        const u32 t = movmatrix_trans(pack2(acc[a][4 * j + 2 * half], acc[a][4 * j + 2 * half + 1]));
+        const int rr = row0 + a * 64 + warp * 16 + half * 8 + 2 * (lane % 4);
+        if (rr < rows && cc < cols) *(u32*)(C + (size_t)cc * ldc + rr) = t;
+      }
+    }
+  }
+#elif SWAP_AB
   // The tile is a tile of C^T: element (r, c) is C's (c, r). Rows here are C's columns (N, a multiple of 8) and
   // columns are C's rows (the tokens); eight lanes with consecutive r write 16 contiguous bytes of one C row.
 #pragma unroll

@@ -312,6 +312,14 @@ __device__ __forceinline__ void wgmma_wait() {
 #define WGMMA_AB "f16"
 #endif
 
+// An 8x8 matrix of 16-bit values held as mma fragments (lane l: row l/4, columns 2(l%4) and +1, the lower column
+// in the low half) transposed across the warp into the same layout; every lane of the warp must execute it.
+__device__ __forceinline__ u32 movmatrix_trans(u32 a) {
+  u32 d;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(d) : "r"(a));
+  return d;
+}
+
 // Two fp32 values rounded to the 16-bit type and packed, the first in the low half.
 __device__ __forceinline__ u32 pack2(float lo, float hi) {
   u32 r;

@@ -156,6 +156,10 @@ pub struct GemmConfig {
     /// writes into the module), instead of the grouped raster.
     #[serde(default)]
     pub hilbert_order: bool,
+    /// Swap-AB's direct epilogue transposes each 8x8 block of the accumulator fragment in registers (movmatrix)
+    /// and stores 4-byte pairs of one C row, instead of single 2-byte elements (H39).
+    #[serde(default)]
+    pub swap_store_pairs: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -408,6 +412,11 @@ impl GemmConfig {
                 "split_n gives each of two consumers half the tile's columns (a multiple of 8): it needs consumers=2, no ping-pong, epilogue=direct and bn a multiple of 16 (bn = {}, consumers = {})",
                 self.bn, self.consumers
             ));
+        }
+        if self.swap_store_pairs && (!self.swap_ab || self.epilogue_tma) {
+            return config_err(
+                "swap_store=pairs transposes swap-AB's direct epilogue in registers: it needs swap_ab=1 and epilogue=direct",
+            );
         }
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");

@@ -118,6 +118,7 @@ impl Rung {
             early_weights: false,
             split_n: false,
             hilbert_order: false,
+            swap_store_pairs: false,
         };
         match self {
             Rung::KLoop => base,

@@ -233,6 +233,17 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.split_n, flag("split_n", v)),
     },
     Switch {
+        key: "swap_store",
+        define: Some("SWAP_STORE_PAIRS"),
+        doc: "swap-AB's direct epilogue: element (2-byte stores of C^T) or pairs (each 8x8 block transposed in registers by movmatrix, 4-byte stores along C's rows; H39, not yet run on a GPU)",
+        value: |c| u32::from(c.swap_store_pairs),
+        set: |c, v| match v {
+            "element" | "0" => assign(&mut c.swap_store_pairs, Ok(false)),
+            "pairs" | "1" => assign(&mut c.swap_store_pairs, Ok(true)),
+            _ => config_err(format!("swap_store must be element or pairs, got `{v}`")),
+        },
+    },
+    Switch {
         key: "tile_order",
         define: Some("TILE_ORDER_TABLE"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",
