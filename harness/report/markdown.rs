@@ -296,6 +296,30 @@ fn ladder(
             .collect();
         let _ = writeln!(md, "| {r} | {} |", row.join(" | "));
     }
+    // `auto`'s row, with the kernel it picked for each shape (the main job shows it the same way).
+    let auto: Vec<String> = shapes
+        .iter()
+        .map(|s| {
+            cells
+                .iter()
+                .find(|t| t.name == format!("ladder::auto::{s}"))
+                .map(|t| {
+                    let picked = t
+                        .variants
+                        .get(1)
+                        .map(|v| v.name.trim_start_matches("auto="));
+                    format!(
+                        "{} `{}`",
+                        crate::report::text::ladder_cell(t),
+                        picked.unwrap_or("?")
+                    )
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    if auto.iter().any(|c| !c.is_empty()) {
+        let _ = writeln!(md, "| auto | {} |", auto.join(" | "));
+    }
     md.push('\n');
     Ok(())
 }
@@ -472,6 +496,11 @@ mod tests {
             .contains(&("GEMM_ABLATE_SHARD".to_string(), "1,2/2".to_string())));
         let r = build(&merged).unwrap();
         assert_eq!(r.markdown.matches("The ladder against cuBLAS").count(), 2);
+        // The merged ladder has `auto`'s row with the kernels it picked.
+        assert!(r.markdown.contains("| auto | "));
+        assert!(r
+            .markdown
+            .contains("`rung10:bn=128,stages=6,evict_first=1,pdl=1`"));
     }
 
     #[test]
