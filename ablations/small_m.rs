@@ -224,17 +224,13 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         let name = format!("beyond::wide_k::{s}");
         let base = with(&swap_ab_spec(shape(s).m), "evict_first=1");
         let cand = with(&base, "tile_k=128,stages=4");
-        spec_pair(
+        faster(
             &name,
             &base,
             &cand,
             s,
-            past(
-                &name,
-                Verdict::Faster,
-                "ablations/HYPOTHESES.md H22: faster by 3-8%: each weight row requested 256 contiguous bytes at a time \
-                 instead of 128, so a DRAM page opened for one read serves the next",
-            ),
+            "ablations/HYPOTHESES.md H22: faster by 3-8%: each weight row requested 256 contiguous bytes at a time \
+             instead of 128, so a DRAM page opened for one read serves the next",
         )
     });
     // H23: the same 128 KB of weights in flight per SM, as two CTAs of 4 stages.
@@ -242,17 +238,13 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         let name = "beyond::ctas_264::decode_m1";
         let base = with(&swap_ab_spec(1), "evict_first=1");
         let cand = with(&base, "stages=4,ctas=264");
-        spec_pair(
+        faster(
             name,
             &base,
             &cand,
             "decode_m1",
-            past(
-                name,
-                Verdict::Faster,
-                "ablations/HYPOTHESES.md H23: faster by 2-5%: two independent CTAs an SM keep requests in flight \
-                 through each other's stalls",
-            ),
+            "ablations/HYPOTHESES.md H23: faster by 2-5%: two independent CTAs an SM keep requests in flight \
+             through each other's stalls",
         )
     };
     // H24: tiles matched to the token count, against auto's kernels at 6eefa35.
@@ -273,12 +265,12 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
     .into_iter()
     .map(move |(s, base, cand, why)| {
         let name = format!("beyond::token_tiles::{s}");
-        spec_pair(
+        faster(
             &name,
             &base,
             cand,
             s,
-            past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H24 {why}")),
+            &format!("ablations/HYPOTHESES.md H24 {why}"),
         )
     });
     // Several boxes per stage, at a partial k-block (K = 1000) and through the 2x1 cluster's multicast.
@@ -310,17 +302,13 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
             let name = format!("beyond::multicast_tokens::{s}");
             let base = format!("{},evict_first=1,pdl=1", swap_ab_kernel_at_883979f(bn, stages));
             let cand = base.replace("cluster=1", "cluster=2");
-            spec_pair(
+            faster(
                 &name,
                 &base,
                 &cand,
                 s,
-                past(
-                    &name,
-                    Verdict::Faster,
-                    "ablations/HYPOTHESES.md H25: faster by 3-8%: without a cluster every CTA reads the whole token \
-                     tile from L2 each k-block, as many bytes as the weights it streams",
-                ),
+                "ablations/HYPOTHESES.md H25: faster by 3-8%: without a cluster every CTA reads the whole token \
+                 tile from L2 each k-block, as many bytes as the weights it streams",
             )
         });
     // H26: token tiles of any multiple of 8, against the tile auto ran at 883979f.
@@ -341,29 +329,25 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
     .into_iter()
     .map(move |(s, base, cand, why)| {
         let name = format!("beyond::token_tile_any::{s}");
-        spec_pair(
+        faster(
             &name,
             &base,
             &cand,
             s,
-            past(&name, Verdict::Faster, &format!("ablations/HYPOTHESES.md H26: {why}")),
+            &format!("ablations/HYPOTHESES.md H26: {why}"),
         )
     });
     // H27: two consumers splitting the token tile, against auto's one consumer at 6a8b716; checked first on partial
     // tiles in both types.
     let split_base = "rung10:cluster=1,consumers=1,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=7";
     let split_cand = split_base.replace("consumers=1", "consumers=2,split_n=1");
-    let split_tokens = spec_pair(
+    let split_tokens = faster(
         "beyond::split_tokens::decode_m192",
         split_base,
         &split_cand,
         "decode_m192",
-        past(
-            "beyond::split_tokens::decode_m192",
-            Verdict::Faster,
-            "ablations/HYPOTHESES.md H27: faster by 5-10%: a second consumer issues its MMAs while the first waits on \
-             barriers, and the 64-row weight tiles keep one wave of 128 CTAs",
-        ),
+        "ablations/HYPOTHESES.md H27: faster by 5-10%: a second consumer issues its MMAs while the first waits on \
+         barriers, and the 64-row weight tiles keep one wave of 128 CTAs",
     );
     let split_correct = [("decode_m160", DType::BF16, 160), ("square1000", DType::F16, 256)]
         .into_iter()
@@ -380,17 +364,13 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         });
     // H32: 240-token tiles (two per 480 tokens, no padding) against rung 10's 256-row tiles, which `auto` ran at
     // M = 480 up to 6060352.
-    let split_240 = spec_pair(
+    let split_240 = faster(
         "beyond::token_split_240::tokens_480",
         "rung10",
         "rung10:cluster=2,consumers=2,wg_m=64,bn=240,epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,stages=4",
         "tokens_480",
-        past(
-            "beyond::token_split_240::tokens_480",
-            Verdict::Faster,
-            "ablations/HYPOTHESES.md H32: faster by 3-6%: 256-row tiles pad 480 tokens by 6.7%, 240-token tiles not at \
-             all, at the same one wave of cluster tiles",
-        ),
+        "ablations/HYPOTHESES.md H32: faster by 3-6%: 256-row tiles pad 480 tokens by 6.7%, 240-token tiles not at \
+         all, at the same one wave of cluster tiles",
     );
     // H35: stream-K over 64-row weight tiles against `auto`'s whole tiles at 6060352, where those fill 64 of 132 SMs.
     let whole_64 = |bn: usize| {
@@ -402,17 +382,13 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
     let streamk_64_rows = [("n4096_m1", 16, 8), ("n4096_m64", 64, 64)].into_iter().map(
         move |(s, whole_bn, streamk_bn)| {
             let name = format!("beyond::streamk_64_rows::{s}");
-            spec_pair(
+            faster(
                 &name,
                 &whole_64(whole_bn),
                 &streamk_64(streamk_bn),
                 s,
-                past(
-                    &name,
-                    Verdict::Faster,
-                    "ablations/HYPOTHESES.md H35: faster by 5% or more: every SM streams weights, where whole tiles \
-                     use 64 of 132",
-                ),
+                "ablations/HYPOTHESES.md H35: faster by 5% or more: every SM streams weights, where whole tiles \
+                 use 64 of 132",
             )
         },
     );
@@ -454,6 +430,17 @@ pub(crate) fn pending_kernels() -> Vec<(String, GemmConfig)> {
 pub(crate) fn swap_ab_kernel_at_883979f(bn: usize, stages: u32) -> String {
     format!(
         "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,bn={bn},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1"
+    )
+}
+
+/// A comparison whose hypothesis (or the pin that refuted it) says the candidate is faster.
+fn faster(name: &str, base: &str, candidate: &str, shape: &str, hypothesis: &str) -> GpuTrial {
+    spec_pair(
+        name,
+        base,
+        candidate,
+        shape,
+        past(name, Verdict::Faster, hypothesis),
     )
 }
 
