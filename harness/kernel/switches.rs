@@ -41,6 +41,21 @@ fn flag(key: &str, value: &str) -> Result<bool> {
     }
 }
 
+/// A two-way switch spelled by name: `first` or `second`, each a list of accepted words (the first is the name the
+/// error gives) and the value it sets.
+fn either(key: &str, value: &str, first: (&[&str], bool), second: (&[&str], bool)) -> Result<bool> {
+    match [first, second]
+        .iter()
+        .find(|(words, _)| words.contains(&value))
+    {
+        Some(&(_, on)) => Ok(on),
+        None => config_err(format!(
+            "{key} must be {} or {}, got `{value}`",
+            first.0[0], second.0[0]
+        )),
+    }
+}
+
 /// The switches, in the order their defines are handed to the kernel.
 pub const SWITCHES: &[Switch] = &[
     Switch {
@@ -87,10 +102,9 @@ pub const SWITCHES: &[Switch] = &[
         define: Some("EPILOGUE_TMA"),
         doc: "tma: accumulators staged in shared memory and written by TMA stores; direct: stores from registers",
         value: |c| u32::from(c.epilogue_tma),
-        set: |c, v| match v {
-            "tma" => assign(&mut c.epilogue_tma, Ok(true)),
-            "direct" => assign(&mut c.epilogue_tma, Ok(false)),
-            _ => config_err(format!("epilogue must be tma or direct, got `{v}`")),
+        set: |c, v| {
+            let tma = either("epilogue", v, (&["tma"], true), (&["direct"], false));
+            assign(&mut c.epilogue_tma, tma)
         },
     },
     Switch {
@@ -237,10 +251,9 @@ pub const SWITCHES: &[Switch] = &[
         define: Some("SWAP_STORE_PAIRS"),
         doc: "swap-AB's direct epilogue: element (2-byte stores of C^T) or pairs (each 8x8 block transposed in registers by movmatrix, 4-byte stores along C's rows; H39, not yet run on a GPU)",
         value: |c| u32::from(c.swap_store_pairs),
-        set: |c, v| match v {
-            "element" | "0" => assign(&mut c.swap_store_pairs, Ok(false)),
-            "pairs" | "1" => assign(&mut c.swap_store_pairs, Ok(true)),
-            _ => config_err(format!("swap_store must be element or pairs, got `{v}`")),
+        set: |c, v| {
+            let pairs = either("swap_store", v, (&["element", "0"], false), (&["pairs", "1"], true));
+            assign(&mut c.swap_store_pairs, pairs)
         },
     },
     Switch {
@@ -248,10 +261,9 @@ pub const SWITCHES: &[Switch] = &[
         define: Some("TILE_ORDER_TABLE"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",
         value: |c| u32::from(c.hilbert_order),
-        set: |c, v| match v {
-            "raster" | "0" => assign(&mut c.hilbert_order, Ok(false)),
-            "hilbert" | "1" => assign(&mut c.hilbert_order, Ok(true)),
-            _ => config_err(format!("tile_order must be raster or hilbert, got `{v}`")),
+        set: |c, v| {
+            let hilbert = either("tile_order", v, (&["raster", "0"], false), (&["hilbert", "1"], true));
+            assign(&mut c.hilbert_order, hilbert)
         },
     },
     Switch {
