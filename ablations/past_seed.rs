@@ -10,6 +10,24 @@ pub(crate) fn past(trial: &str, v: Verdict, hypothesis: &str) -> Expectation {
     harness::trial::pins::hypothesis_or_pinned(trial, v, hypothesis, 0.03)
 }
 
+/// A switch flipped on rung 10 (`candidate`: its label and configuration) against rung 10 itself, with its
+/// hypothesis or the pin that refuted it.
+fn on_rung10(
+    name: &str,
+    candidate: (&str, GemmConfig),
+    shape: &str,
+    v: Verdict,
+    hypothesis: &str,
+) -> GpuTrial {
+    configs(
+        name,
+        (&Rung::Stmatrix.name(), Rung::Stmatrix.config()),
+        candidate,
+        shape,
+        past(name, v, hypothesis),
+    )
+}
+
 /// Switches on the rungs past the seed, each against the rung it is flipped on (ablations/HYPOTHESES.md).
 pub(crate) fn past_seed() -> Vec<GpuTrial> {
     let r9 = || Rung::Cooperative.config();
@@ -70,17 +88,13 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
     // 4096^3 has 256 cluster tiles: 66 clusters take 3 or 4 each, 64 take exactly 4, so the makespan is the same.
     let ctas = ["square4096", "long_k"].into_iter().map(move |s| {
         let name = format!("beyond::ctas_128::{s}");
-        configs(
+        on_rung10(
             &name,
-            (&Rung::Stmatrix.name(), r10()),
             ("rung10+ctas=128", GemmConfig { ctas: 128, ..r10() }),
             s,
-            past(
-                &name,
-                Verdict::NoChange,
-                "ablations/HYPOTHESES.md H13 (its CTA-count half): 256 cluster tiles take 4 rounds on 64 clusters \
-                 as on 66, so the last round is as long; fewer busy SMs draw less power but finish no sooner",
-            ),
+            Verdict::NoChange,
+            "ablations/HYPOTHESES.md H13 (its CTA-count half): 256 cluster tiles take 4 rounds on 64 clusters \
+             as on 66, so the last round is as long; fewer busy SMs draw less power but finish no sooner",
         )
     });
     // The Hilbert half of H13, built after the CTA-count half was measured.
@@ -97,12 +111,12 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
             ),
             _ => (Verdict::NoChange, "no change on prefill"),
         };
-        configs(
+        on_rung10(
             &name,
-            (&Rung::Stmatrix.name(), r10()),
             ("rung10+tile_order=hilbert", r10_hilbert()),
             s,
-            past(&name, v, &format!("ablations/HYPOTHESES.md H13 (its tile-order half): {why}")),
+            v,
+            &format!("ablations/HYPOTHESES.md H13 (its tile-order half): {why}"),
         )
     });
     let hilbert_correct = correct(
@@ -124,12 +138,12 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
                 "no change: at 15.5 or more waves the tail is about 3% of the run and the fix-up costs about as much",
             ),
         };
-        configs(
+        on_rung10(
             &name,
-            (&Rung::Stmatrix.name(), r10()),
             ("rung10+streamk=2", GemmConfig { stream_k: 2, ..r10() }),
             s,
-            past(&name, v, &format!("ablations/HYPOTHESES.md H15: {why}")),
+            v,
+            &format!("ablations/HYPOTHESES.md H15: {why}"),
         )
     });
     // Stream-K over every tile where the tiles do not fill the GPU (H17).
@@ -137,17 +151,13 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         .into_iter()
         .map(move |s| {
             let name = format!("beyond::streamk::{s}");
-            configs(
+            on_rung10(
                 &name,
-                (&Rung::Stmatrix.name(), r10()),
                 ("rung10+streamk=1", GemmConfig { stream_k: 1, ..r10() }),
                 s,
-                past(
-                    &name,
-                    Verdict::Faster,
-                    "ablations/HYPOTHESES.md H17: at M = 256 there are 32-112 cluster tiles for 66 clusters; sharing \
-                     every tile's k-blocks evenly keeps every SM streaming the weights",
-                ),
+                Verdict::Faster,
+                "ablations/HYPOTHESES.md H17: at M = 256 there are 32-112 cluster tiles for 66 clusters; sharing \
+                 every tile's k-blocks evenly keeps every SM streaming the weights",
             )
         });
     // Shapes smaller than the clusters' count leave some clusters no share and split a tile several ways.
