@@ -194,12 +194,7 @@ mod tests {
     use super::*;
 
     fn committed(name: &str) -> RunFile {
-        RunFile::read(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("results/h200")
-                .join(name),
-        )
-        .unwrap()
+        RunFile::read(&crate::report::results::committed_path(name)).unwrap()
     }
 
     #[test]

@@ -468,12 +468,7 @@ pub fn write(report: &Report, dir: &Path) -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn committed(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("results/h200")
-            .join(name)
-    }
+    use crate::report::results::committed_path as committed;
 
     #[test]
     fn shards_of_one_run_merge_into_one_section() {

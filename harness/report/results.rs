@@ -114,6 +114,14 @@ pub fn format_utc(secs: u64) -> String {
     )
 }
 
+/// A committed H200 results file, by its path under results/h200/ (for the tests that read them).
+#[cfg(test)]
+pub(crate) fn committed_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("results/h200")
+        .join(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

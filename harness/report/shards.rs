@@ -109,12 +109,7 @@ pub fn read_one_run(files: &[PathBuf]) -> Result<RunFile, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn committed(name: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("results/h200")
-            .join(name)
-    }
+    use crate::report::results::committed_path as committed;
 
     #[test]
     fn shards_read_as_one_run_and_strangers_are_refused() {
