@@ -242,6 +242,13 @@ fn ladder(
         }
     }
     let rungs: Vec<String> = Rung::ALL.iter().map(|r| r.name()).collect();
+    // The record of one row (a rung, or `auto`) on one shape.
+    let cell = |row: &str, s: &str| {
+        cells
+            .iter()
+            .find(|t| t.name == format!("ladder::{row}::{s}"))
+            .copied()
+    };
     let rate = |t: &TrialRecord, i: usize| {
         t.variants
             .get(i)
@@ -250,12 +257,7 @@ fn ladder(
     let lines: Vec<LadderLine> = shapes
         .iter()
         .map(|s| {
-            let of = |rung: &str| {
-                cells
-                    .iter()
-                    .find(|t| t.name == format!("ladder::{rung}::{s}"))
-                    .copied()
-            };
+            let of = |rung: &str| cell(rung, s);
             let cublas: Vec<f64> = rungs
                 .iter()
                 .filter_map(|r| of(r).and_then(|t| rate(t, 0)))
@@ -287,10 +289,8 @@ fn ladder(
         let row: Vec<String> = shapes
             .iter()
             .map(|s| {
-                cells
-                    .iter()
-                    .find(|t| t.name == format!("ladder::{r}::{s}"))
-                    .map(|t| crate::report::text::ladder_cell(t))
+                cell(r, s)
+                    .map(crate::report::text::ladder_cell)
                     .unwrap_or_default()
             })
             .collect();
@@ -300,9 +300,7 @@ fn ladder(
     let auto: Vec<String> = shapes
         .iter()
         .map(|s| {
-            cells
-                .iter()
-                .find(|t| t.name == format!("ladder::auto::{s}"))
+            cell("auto", s)
                 .map(|t| {
                     let picked = t
                         .variants
