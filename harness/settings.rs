@@ -390,8 +390,8 @@ fn devices(vars: &[(String, String)]) -> Result<Option<Vec<usize>>> {
     Ok(Some(list))
 }
 
-/// GEMM_ABLATE_SHARD: `i/n` with 1 <= i <= n.
-fn shard(vars: &[(String, String)]) -> Result<Option<(usize, usize)>> {
+/// GEMM_ABLATE_SHARD: `i/n` with 1 <= i <= n (also how a results file's recorded settings are read back).
+pub(crate) fn shard(vars: &[(String, String)]) -> Result<Option<(usize, usize)>> {
     let Some((_, v)) = vars.iter().find(|(k, _)| k == "GEMM_ABLATE_SHARD") else {
         return Ok(None);
     };

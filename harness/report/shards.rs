@@ -4,15 +4,11 @@
 use crate::report::results::RunFile;
 use std::path::PathBuf;
 
-/// The shard a run was (`GEMM_ABLATE_SHARD=i/n`): (i, n).
+/// The shard a run was (`GEMM_ABLATE_SHARD=i/n`, read as the run read it): (i, n).
 pub fn shard_of(run: &RunFile) -> Option<(usize, usize)> {
-    let (_, v) = run
-        .environment
-        .settings
-        .iter()
-        .find(|(k, _)| k == "GEMM_ABLATE_SHARD")?;
-    let (i, n) = v.split_once('/')?;
-    Some((i.trim().parse().ok()?, n.trim().parse().ok()?))
+    crate::settings::shard(&run.environment.settings)
+        .ok()
+        .flatten()
 }
 
 /// What shards of one run share: the suite, commit, host, GPU, shard count and every other setting.
