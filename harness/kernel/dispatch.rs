@@ -97,6 +97,8 @@ fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
 pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
+    // The token split that saves 10% against rung 10's modelled cost (taken ahead of stream-K), if any.
+    let split_90 = token_split(shape, clusters, 90);
     // 64-row weight tiles in one wave, and the share of the SMs they fill.
     let weight_rows_64 = shape.n.div_ceil(64);
     let fill_64 = weight_rows_64 as f64 / sm_count as f64;
@@ -187,13 +189,13 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     } else if shape.m > 256
         && waves(cluster_tiles, clusters) == 3
         && wave_fill(cluster_tiles, clusters) < 0.9
-        && token_split(shape, clusters, 90).is_none()
+        && split_90.is_none()
     {
         (
             "rung10:streamk=2".to_string(),
             "between two and three waves of tiles, more than 10% of the slots idle, no token split that pays: whole tiles, then stream-K on the last partial wave plus one",
         )
-    } else if let Some(bn) = token_split(shape, clusters, 90) {
+    } else if let Some(bn) = split_90 {
         (
             deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, 2, bn))),
             "M > 256, split into token tiles that waste less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
