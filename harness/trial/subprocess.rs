@@ -40,9 +40,24 @@ pub fn child_entry() -> Option<std::process::ExitCode> {
             pci_bus_id: info.pci_bus_id,
         });
     if let Ok(path) = std::env::var(RECORD_ENV) {
-        let _ = std::fs::write(path, serde_json::to_string(&record).unwrap_or_default());
+        // A record that cannot be written is said, and the exit status says it too: the parent then reports the
+        // child's own words instead of a silent death.
+        if let Err(e) = std::fs::write(&path, serde_json::to_string(&record).unwrap_or_default()) {
+            eprintln!("the child could not write its record to {path}: {e}");
+            return Some(std::process::ExitCode::FAILURE);
+        }
     }
     Some(std::process::ExitCode::SUCCESS)
+}
+
+/// Where a child writes the record of trial `name`: one file per process and name, its length fixed. The name
+/// itself cannot be the file name: a `compare` of two written-out specs makes names past the 255-byte limit of a
+/// file name (the record was then lost, at 13a7135).
+fn record_path(name: &str) -> std::path::PathBuf {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(name.as_bytes());
+    let key: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    std::env::temp_dir().join(format!("gemm-ablate-{}-{key}.json", std::process::id()))
 }
 
 /// What came back from a child.
@@ -77,11 +92,7 @@ pub fn run_in_child_with_env(
             )
         }
     };
-    let record_path = std::env::temp_dir().join(format!(
-        "gemm-ablate-{}-{}.json",
-        std::process::id(),
-        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    ));
+    let record_path = record_path(name);
     let _ = std::fs::remove_file(&record_path);
     let spawned = Command::new(exe)
         .envs(env.iter().copied())
@@ -174,5 +185,29 @@ pub fn run_in_child_with_env(
                 output,
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::record_path;
+
+    #[test]
+    fn record_file_names_stay_short_and_distinct_for_long_trial_names() {
+        let spec = "rung10:cluster=1,consumers=2,wg_m=64,bn=208,epilogue=direct,stmatrix=0,swap_ab=1,split_n=1,evict_first=1,pdl=1,stages=6";
+        let long = format!("compare::{spec},swap_store=pairs::{spec}::208x8192x8192");
+        assert!(
+            long.len() > 255,
+            "the case that lost records: {} bytes",
+            long.len()
+        );
+        let path = record_path(&long);
+        let file = path.file_name().unwrap().to_str().unwrap();
+        assert!(file.len() < 64, "{file}");
+        assert_ne!(record_path(&long), record_path(&format!("{long}x")));
+        assert_eq!(record_path(&long), record_path(&long));
+        // A file at that path can be written (the temp dir takes it).
+        std::fs::write(&path, "{}").unwrap();
+        std::fs::remove_file(&path).unwrap();
     }
 }
