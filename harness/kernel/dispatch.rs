@@ -70,6 +70,11 @@
 //!   stream-K over every tile (H29, H30); and at three waves or more (stream-K on the last waves measured slower
 //!   at 3.9 waves, H15 in ablations/HYPOTHESES.md).
 //!
+//! - every swap-AB kernel above stores through the transposed epilogue (`swap_store=pairs`, H39, H40): paired
+//!   against the same kernel with the element stores, 0.980-0.991 at M = 176-1280 and on tokens_480 and tokens_777
+//!   with N = 8192, 0.973 at 176x4096, 0.994-1.002 at M = 1 and 64 and at M = 288 and 352: never slower
+//!   (results/h200/36011d7/h40-pairs-paired/, results/h200/393d4ef/h41-h40-rest/).
+//!
 //! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
 
 use crate::kernel::config::GemmConfig;
@@ -95,6 +100,23 @@ fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
 
 /// The spec `auto` runs for this shape on a GPU with this many SMs, and the rule that chose it.
 pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
+    let (spec, rule) = auto_spec_element_stores(shape, sm_count);
+    (with_pair_stores(&spec), rule)
+}
+
+/// A swap-AB spec with the direct epilogue made to store through the in-register transpose (H40: never slower
+/// than the element stores, 1-2.7% faster with token tiles of 176 columns or more); any other spec unchanged.
+pub fn with_pair_stores(spec: &str) -> String {
+    if spec.contains("swap_ab=1") && spec.contains("epilogue=direct") {
+        format!("{spec},swap_store=pairs")
+    } else {
+        spec.to_string()
+    }
+}
+
+/// `auto`'s choice as it stood before H40: the rule by shape, swap-AB kernels with the element stores. The
+/// `beyond::swap_store` trials take their baseline from it.
+pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
     // The token split that saves 10% against rung 10's modelled cost (taken ahead of stream-K), if any.
@@ -380,8 +402,30 @@ mod tests {
     }
 
     #[test]
+    fn every_swap_ab_kernel_auto_runs_stores_pairs() {
+        for m in (1..=8192).step_by(7) {
+            for n in [1024, 4096, 8192, 28672] {
+                let s = Shape::new("t", m, n, 8192);
+                let (spec, rule) = auto_spec(&s, H200_SMS);
+                let (before, rule_before) = auto_spec_element_stores(&s, H200_SMS);
+                assert_eq!(rule, rule_before);
+                if before.contains("swap_ab=1") {
+                    assert_eq!(spec, format!("{before},swap_store=pairs"));
+                    assert!(
+                        parse_spec(&spec).is_ok_and(|c| c.validate().is_ok()),
+                        "{spec}"
+                    );
+                } else {
+                    assert_eq!(spec, before);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn auto_picks_by_token_count_and_tile_waves() {
-        let pick = |s: &Shape| auto_spec(s, H200_SMS).0;
+        // The rule by shape; the store path every swap-AB pick takes is the test above.
+        let pick = |s: &Shape| auto_spec_element_stores(s, H200_SMS).0;
         // M <= 192 at N = 8192: whole tiles of 64 weight rows and M rounded up to 16 tokens, the tokens multicast.
         let whole = "rung10:cluster=2,consumers=1,wg_m=64,bn=";
         assert_eq!(

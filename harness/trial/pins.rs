@@ -329,9 +329,23 @@ pub fn pinned_across_hosts(trial: &str, hypothesis: &str, floor: f64) -> Expecta
     ))
 }
 
-/// `compare` sweeps that measured a kernel against cuBLAS before any trial ran it: H31's whole 128x128 tiles at
-/// M = 256 (869f58b, tools/sweeps/decode-whole.txt), the pin of `ladder::auto` on the shapes `auto` now runs them.
-const SWEEPS: [(&str, &str); 2] = [
+/// `compare` sweeps that measured a kernel before any trial ran it: H31's whole 128x128 tiles at M = 256 against
+/// cuBLAS (869f58b, tools/sweeps/decode-whole.txt), the pin of `ladder::auto` on the shapes `auto` now runs them;
+/// `swap_store=pairs` against the element stores on tokens_777 and tokens_480 (36011d7,
+/// tools/sweeps/h40-pairs-paired.txt), the pins of `beyond::swap_store`.
+const SWEEPS: [(&str, &str); 4] = [
+    (
+        "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
+        include_str!(
+            "../../results/h200/36011d7/h40-pairs-paired/runs/compare-20261130T195816Z.json"
+        ),
+    ),
+    (
+        "36011d7/h40-pairs-paired/runs/compare-20261130T195835Z",
+        include_str!(
+            "../../results/h200/36011d7/h40-pairs-paired/runs/compare-20261130T195835Z.json"
+        ),
+    ),
     (
         "869f58b/decode-whole/runs/compare-20261130T180715Z",
         include_str!("../../results/h200/869f58b/decode-whole/runs/compare-20261130T180715Z.json"),
@@ -345,13 +359,19 @@ const SWEEPS: [(&str, &str); 2] = [
 /// A trial whose kernel a `compare` sweep measured against cuBLAS first: the ratio the sweep's `compare_trial`
 /// measured (within `floor` at least, as `pinned_current_ratio`), with the hypothesis that chose the kernel beside it.
 pub fn pinned_from_sweep(compare_trial: &str, hypothesis: &str, floor: f64) -> Expectation {
+    sweep_pin(compare_trial, floor).noting(&format!("; chosen by {hypothesis}"))
+}
+
+/// The ratio a committed `compare` sweep measured for `compare_trial` (within `floor` at least), for a trial that
+/// runs the same pair of kernels on the same shape.
+pub fn sweep_pin(compare_trial: &str, floor: f64) -> Expectation {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
     let runs = estimates(PARSED.get_or_init(|| parse(&SWEEPS)), compare_trial);
     assert!(
         !runs.is_empty(),
         "{compare_trial}: no committed sweep holds it"
     );
-    pinned_ratio_from(&runs, floor).noting(&format!("; chosen by {hypothesis}"))
+    pinned_ratio_from(&runs, floor)
 }
 
 /// Each rounds-method reference run's estimate of a trial: (run, ratio, 95% interval).
