@@ -463,6 +463,21 @@ fn swap_store() -> Vec<GpuTrial> {
     pinned.chain([unchanged]).collect()
 }
 
+/// Kernels built for a hypothesis written before measuring and not yet run on a GPU (H44: clusters that share the
+/// A tile, `multicast=a`, at M = 200-232 and on rung 10's compute shapes). The ablations compile them (CPU
+/// trials), so they reach the GPU compiled and spill-free; trials time them once the H200 has run them.
+pub(crate) fn pending_kernels() -> Vec<(String, GemmConfig)> {
+    [104, 112, 120]
+        .into_iter()
+        .map(|bn| format!("rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,stages=7,swap_store=pairs"))
+        .chain(["rung10:multicast=a,wg_m=128,bn=128".to_string()])
+        .map(|s| {
+            let config = harness::kernel::ladder::parse_spec(&s).expect("H44's specs parse");
+            (s, config)
+        })
+        .collect()
+}
+
 /// Swap-AB as `auto` ran it at 883979f for 96 < M <= 192: two consumers of 64 weight rows, no cluster, stream-K.
 pub(crate) fn swap_ab_kernel_at_883979f(bn: usize, stages: u32) -> String {
     format!(

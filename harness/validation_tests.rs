@@ -242,6 +242,18 @@ fn small_m_switches_name_their_rules() {
             .contains("swap_ab=1")
     );
     assert!(err(parse_spec("rung10:swap_ab=1,swap_store=rows")).contains("element or pairs"));
+    // The cluster sharing A (cuBLAS's 1x2 form): a 2-CTA cluster, swizzled, whole tiles; B's rows need not split.
+    let shared_a = "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn=104,epilogue=direct,stmatrix=0,swap_ab=1,stages=7";
+    assert!(spec(shared_a).validate().is_ok());
+    for bad in [
+        "rung10:cluster=1,multicast=a",
+        "rung10:multicast=a,streamk=1",
+        "rung10:multicast=a,swizzle=none",
+        "rung10:multicast=a,pdl=1,early_weights=1",
+    ] {
+        assert!(err(spec(bad).validate()).contains("multicast=a"), "{bad}");
+    }
+    assert!(err(parse_spec("rung10:multicast=c")).contains("b or a"));
     // Each CTA of a cluster loads a whole swizzle atom of B rows.
     assert!(
         err(spec("rung10:bn=8,epilogue=direct,stmatrix=0").validate()).contains("multiple of 8")
@@ -266,6 +278,26 @@ fn swap_ab_tiles_the_transposed_problem() {
     // Unswapped, the same sizes tile the problem as given.
     let plain = Rung::Stmatrix.config();
     assert_eq!(plain.kernel_shape(&s).m, 1);
+}
+
+#[test]
+fn a_cluster_sharing_a_walks_cluster_columns_and_halves_the_a_box() {
+    // cuBLAS's tiling at 200x8192x8192 in our terms: 128 weight rows, 104 tokens, the weights shared along N.
+    let spec = "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn=104,epilogue=direct,stmatrix=0,swap_ab=1,stages=7";
+    let c = parse_spec(spec).unwrap();
+    let s = Shape::new("t", 200, 8192, 8192);
+    // Kernel shape 8192 x 200: 64 tile rows, one cluster column of two 104-token tiles, 128 CTAs.
+    assert_eq!((c.tile_rows(&s), c.tile_cols(&s)), (64, 1));
+    assert_eq!(c.grid(&s, 132), 128);
+    assert_eq!((c.a_box_rows(), c.b_box_rows()), (64, 104));
+    c.validate_shape(&s).unwrap();
+    // The default shares B: the cluster's rows along M, B's box halved.
+    let b = parse_spec(
+        "rung10:cluster=2,consumers=2,wg_m=64,bn=112,epilogue=direct,stmatrix=0,swap_ab=1",
+    )
+    .unwrap();
+    assert_eq!((b.tile_rows(&s), b.tile_cols(&s)), (32, 2));
+    assert_eq!((b.a_box_rows(), b.b_box_rows()), (128, 56));
 }
 
 #[test]

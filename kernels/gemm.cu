@@ -28,6 +28,9 @@
 //                     read-only in a server, the activations, output and workspace still wait for the previous kernel
 //   SWAP_STORE_PAIRS  1 (with SWAP_AB): the direct epilogue transposes each 8x8 block in registers (movmatrix) and
 //                     stores 4-byte pairs along C's rows; 0: single 2-byte elements
+//   MULTICAST_A       1 (with CLUSTER_M = 2): the cluster's CTAs take adjacent tiles along N with the same rows and
+//                     share the A tile instead (each loads half of it and multicasts it to both), as cuBLAS's 1x2
+//                     clusters; 0: adjacent along M, sharing B
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
 // maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;
@@ -207,6 +210,26 @@ __device__ __forceinline__ void load_a(const TmaDesc* tmA, u32 stage_addr, u32 b
 #endif
 }
 
+#if MULTICAST_A
+// Loads this CTA's BM / CLUSTER_M rows of one k-block of A and multicasts them into the same place of both CTAs'
+// stage s: the cluster shares the A tile (swizzled layout only: a half is whole 8-row swizzle atoms).
+__device__ __forceinline__ void load_a_shared(const TmaDesc* tmA, u32 stage_addr, u32 bar, int m_row, int k0, u32 rank,
+                                              u64 policy) {
+  (void)policy;
+  const int half = BM / CLUSTER_M;
+#pragma unroll
+  for (int i = 0; i < K_BOXES; i++) {
+    const u32 box = stage_addr + i * BM * ROW_BYTES + rank * half * ROW_BYTES;
+    const int k = k0 + i * (ROW_BYTES / 2);
+#if EVICT_FIRST && SWAP_AB
+    tma_load_2d_multicast_hint(box, tmA, bar, k, m_row + rank * half, (u16)((1 << CLUSTER_M) - 1), policy);
+#else
+    tma_load_2d_multicast(box, tmA, bar, k, m_row + rank * half, (u16)((1 << CLUSTER_M) - 1));
+#endif
+  }
+}
+#endif
+
 // Loads one k-block of B (BN rows, or this CTA's half of them when multicast) into stage s.
 __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 bar, int n_col, int k0, u32 rank,
                                        u64 policy) {
@@ -217,7 +240,7 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
   for (int i = 0; i < K_BOXES; i++) {
     const u32 box = stage_addr + A_STAGE_BYTES + i * BN * ROW_BYTES;
     const int k = k0 + i * (ROW_BYTES / 2);
-#if CLUSTER_M > 1
+#if CLUSTER_M > 1 && !MULTICAST_A
     const int half = BN / CLUSTER_M;
 #if EVICT_FIRST && !SWAP_AB
     tma_load_2d_multicast_hint(box + rank * half * ROW_BYTES, tmB, bar, k, n_col + rank * half,
@@ -232,7 +255,7 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
 #endif
   }
 #else
-#if CLUSTER_M > 1
+#if CLUSTER_M > 1 && !MULTICAST_A
   const int half = BN / CLUSTER_M;
   tma_load_4d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, 0, 0, k0 / 8,
                         (n_col + rank * half) / 8, (u16)((1 << CLUSTER_M) - 1));
@@ -246,7 +269,11 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
 __device__ __forceinline__ void load_part(bool weights, const TmaDesc* tmA, const TmaDesc* tmB, u32 stage_addr, u32 bar,
                                           int m_row, int n_col, int k0, u32 rank, u64 policy) {
   if (weights == (bool)SWAP_AB)
+#if MULTICAST_A
+    load_a_shared(tmA, stage_addr, bar, m_row, k0, rank, policy);
+#else
     load_a(tmA, stage_addr, bar, m_row, k0, policy);
+#endif
   else
     load_b(tmB, stage_addr, bar, n_col, k0, rank, policy);
 }
@@ -277,7 +304,11 @@ __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tm
 #else
   mbar_arrive_expect_tx(bar, STAGE_BYTES);
 #endif
+#if MULTICAST_A
+  load_a_shared(tmA, stage_addr, bar, m_row, kb * TILE_K, rank, policy);
+#else
   load_a(tmA, stage_addr, bar, m_row, kb * TILE_K, policy);
+#endif
   load_b(tmB, stage_addr, bar, n_col, kb * TILE_K, rank, policy);
 }
 
@@ -447,7 +478,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const int cluster_id = blockIdx.x / CLUSTER_M;
   const int num_clusters = gridDim.x / CLUSTER_M;
   // Rounded up (M, N, K >= 1, so without overflow): the last tile row, column and k-block may reach past M, N, K.
+#if MULTICAST_A
+  // A cluster's CTAs sit side by side along N: a tile column is CLUSTER_M tiles wide.
+  const int tiles_m = (M - 1) / BM + 1, tiles_n = (N - 1) / (BN * CLUSTER_M) + 1;
+#else
   const int tiles_m = (M - 1) / (BM * CLUSTER_M) + 1, tiles_n = (N - 1) / BN + 1;
+#endif
   const int num_tiles = tiles_m * tiles_n;
   const int k_blocks = (K - 1) / TILE_K + 1;
 
@@ -500,7 +536,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       for (int i = 0; early < STAGES && work_item(i, cluster_id, num_clusters, num_tiles, k_blocks, w); i++) {
         int tm, tn;
         tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
+#if MULTICAST_A
+        const int m_row = tm * BM, n_col = (tn * CLUSTER_M + rank) * BN;
+#else
         const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+#endif
         for (int kb = w.k_begin; kb < w.k_end && early < STAGES; kb++, early++) {
           mbar_arrive_expect_tx(full_bar + 8 * early, STAGE_BYTES);
           load_part(true, &tmA, &tmB, stages + early * STAGE_BYTES, full_bar + 8 * early, m_row, n_col, kb * TILE_K,
@@ -513,7 +553,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       for (int i = 0; work_item(i, cluster_id, num_clusters, num_tiles, k_blocks, w); i++) {
         int tm, tn;
         tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
+#if MULTICAST_A
+        const int m_row = tm * BM, n_col = (tn * CLUSTER_M + rank) * BN;
+#else
         const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+#endif
         for (int kb = w.k_begin; kb < ITEM_K_END(w); kb++, pos++) {
           const u32 s = pos % STAGES, lap = pos / STAGES;
           // Empty barriers start released: waiting on the parity before phase 0 returns at once.
@@ -565,7 +609,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
       int tm, tn;
       tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
+#if MULTICAST_A
+      const int m_row = tm * BM, n_col = (tn * CLUSTER_M + rank) * BN;
+#else
       const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+#endif
 
       for (int kb = 0; kb < item_k_blocks; kb++) {
         const u32 p = item_pos + kb, s = p % STAGES;

@@ -160,6 +160,10 @@ pub struct GemmConfig {
     /// and stores 4-byte pairs of one C row, instead of single 2-byte elements (H39).
     #[serde(default)]
     pub swap_store_pairs: bool,
+    /// With a 2-CTA cluster: its CTAs take adjacent tiles along N with the same rows and share the A tile (each
+    /// loads half and multicasts it), as cuBLAS's 1x2 clusters; otherwise adjacent along M, sharing B.
+    #[serde(default)]
+    pub multicast_a: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -178,6 +182,28 @@ impl GemmConfig {
         } else {
             self.wg_m * self.consumers
         }
+    }
+    /// CTAs of a cluster along the kernel's M (sharing the B tile) and along its N (sharing the A tile).
+    pub fn cluster_along_m(&self) -> u32 {
+        if self.multicast_a {
+            1
+        } else {
+            self.cluster_m
+        }
+    }
+    pub fn cluster_along_n(&self) -> u32 {
+        if self.multicast_a {
+            self.cluster_m
+        } else {
+            1
+        }
+    }
+    /// Rows of A and of B each CTA loads per k-block: a shared tile is split between the cluster's CTAs.
+    pub fn a_box_rows(&self) -> u32 {
+        self.bm() / self.cluster_along_n()
+    }
+    pub fn b_box_rows(&self) -> u32 {
+        self.bn / self.cluster_along_m()
     }
     pub fn threads(&self) -> u32 {
         128 * (self.consumers + u32::from(self.warp_specialized))
@@ -281,12 +307,12 @@ impl GemmConfig {
                 self.bn
             ));
         }
-        if !(self.bn / self.cluster_m).is_multiple_of(8) {
+        if !self.b_box_rows().is_multiple_of(8) {
             return config_err(format!(
                 "each CTA of a {}-CTA cluster loads bn / {} = {} rows of B: it must be a multiple of 8 (one swizzle atom)",
                 self.cluster_m,
                 self.cluster_m,
-                self.bn / self.cluster_m
+                self.b_box_rows()
             ));
         }
         if !matches!(self.wg_m, 64 | 128) {
@@ -418,6 +444,17 @@ impl GemmConfig {
                 "swap_store=pairs transposes swap-AB's direct epilogue in registers: it needs swap_ab=1 and epilogue=direct",
             );
         }
+        if self.multicast_a
+            && (self.cluster_m != 2
+                || self.swizzle == Swizzle::None
+                || self.stream_k != 0
+                || self.early_weights
+                || self.pingpong)
+        {
+            return config_err(
+                "multicast=a shares the A tile between the two CTAs of a cluster along N: it needs cluster=2, a swizzled layout, whole tiles (streamk=0), no early_weights and no ping-pong",
+            );
+        }
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");
         }
@@ -463,13 +500,14 @@ impl GemmConfig {
         // The kernel's coordinates are 32-bit: the last tile's far edge (M, N and K rounded up to whole tiles)
         // and the tile count must fit.
         let shape = &self.kernel_shape(shape);
-        let rows_per_tile = (self.bm() * self.cluster_m) as usize;
+        let rows_per_tile = (self.bm() * self.cluster_along_m()) as usize;
+        let cols_per_tile = (self.bn * self.cluster_along_n()) as usize;
         let reach = [
             shape.m.div_ceil(rows_per_tile) * rows_per_tile,
-            shape.n.div_ceil(self.bn as usize) * self.bn as usize,
+            shape.n.div_ceil(cols_per_tile) * cols_per_tile,
             shape.k.div_ceil(self.tile_k as usize) * self.tile_k as usize,
         ];
-        let tiles = shape.m.div_ceil(rows_per_tile) * shape.n.div_ceil(self.bn as usize);
+        let tiles = shape.m.div_ceil(rows_per_tile) * shape.n.div_ceil(cols_per_tile);
         if reach.iter().any(|&d| d > i32::MAX as usize) || tiles > i32::MAX as usize {
             return config_err(format!(
                 "{}: dimensions must fit in 32-bit coordinates once rounded up to whole tiles (M = {}, N = {}, K = {})",
@@ -493,12 +531,17 @@ impl GemmConfig {
     /// Tile rows along the kernel's M in units the scheduler walks (a cluster's rows), a partial last one included.
     pub fn tile_rows(&self, shape: &Shape) -> u32 {
         let shape = &self.kernel_shape(shape);
-        shape.m.div_ceil((self.bm() * self.cluster_m) as usize) as u32
+        shape
+            .m
+            .div_ceil((self.bm() * self.cluster_along_m()) as usize) as u32
     }
-    /// Tile columns along the kernel's N, a partial last one included.
+    /// Tile columns along the kernel's N in units the scheduler walks (a cluster's columns with multicast=a), a
+    /// partial last one included.
     pub fn tile_cols(&self, shape: &Shape) -> u32 {
         let shape = &self.kernel_shape(shape);
-        shape.n.div_ceil(self.bn as usize) as u32
+        shape
+            .n
+            .div_ceil((self.bn * self.cluster_along_n()) as usize) as u32
     }
     /// k-blocks along K, a partial last one included (its tail is loaded as zeros).
     pub fn k_blocks(&self, shape: &Shape) -> u32 {
@@ -513,7 +556,7 @@ impl GemmConfig {
                 "{}: raster group {g} does not divide the {rows} tile rows of M = {} (tile {} rows, a partial last one counted): choose a divisor of {rows}, or upto{g}",
                 shape.name,
                 self.kernel_shape(shape).m,
-                self.bm() * self.cluster_m
+                self.bm() * self.cluster_along_m()
             )),
             Raster::Group(g) => Ok(g),
             Raster::UpTo(g) => {

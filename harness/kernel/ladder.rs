@@ -119,6 +119,7 @@ impl Rung {
             split_n: false,
             hilbert_order: false,
             swap_store_pairs: false,
+            multicast_a: false,
         };
         match self {
             Rung::KLoop => base,

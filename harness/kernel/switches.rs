@@ -110,7 +110,7 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "cluster",
         define: Some("CLUSTER_M"),
-        doc: "2: a 2x1 cluster; the B tile is split between the two CTAs and multicast to both",
+        doc: "2: a 2-CTA cluster; the B tile is split between the two CTAs and multicast to both (along M), or the A tile with multicast=a (along N)",
         value: |c| c.cluster_m,
         set: |c, v| assign(&mut c.cluster_m, number("cluster", v)),
     },
@@ -249,11 +249,21 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "swap_store",
         define: Some("SWAP_STORE_PAIRS"),
-        doc: "swap-AB's direct epilogue: element (2-byte stores of C^T) or pairs (each 8x8 block transposed in registers by movmatrix, 4-byte stores along C's rows; H39, not yet run on a GPU)",
+        doc: "swap-AB's direct epilogue: element (2-byte stores of C^T) or pairs (each 8x8 block transposed in registers by movmatrix, 4-byte stores along C's rows; H39, H40: auto's since 51898b3)",
         value: |c| u32::from(c.swap_store_pairs),
         set: |c, v| {
             let pairs = either("swap_store", v, (&["element", "0"], false), (&["pairs", "1"], true));
             assign(&mut c.swap_store_pairs, pairs)
+        },
+    },
+    Switch {
+        key: "multicast",
+        define: Some("MULTICAST_A"),
+        doc: "with cluster=2, the tile the two CTAs share: b (they sit along M, each loads half of B; the default) or a (along N, each loads half of A: cuBLAS's 1x2 clusters; whole tiles only; not yet run on a GPU)",
+        value: |c| u32::from(c.multicast_a),
+        set: |c, v| {
+            let a = either("multicast", v, (&["b"], false), (&["a"], true));
+            assign(&mut c.multicast_a, a)
         },
     },
     Switch {

@@ -59,14 +59,14 @@ impl<'a> GemmKernel<'a> {
         let a_params = tma::operand(
             kernel_shape.m,
             shape.k,
-            config.bm(),
+            config.a_box_rows(),
             config.tile_k,
             config.swizzle,
         )?;
         let b_params = tma::operand(
             kernel_shape.n,
             shape.k,
-            config.bn / config.cluster_m,
+            config.b_box_rows(),
             config.tile_k,
             config.swizzle,
         )?;
