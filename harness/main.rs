@@ -168,10 +168,7 @@ fn profile(args: &[String]) -> ExitCode {
     }
     let name = format!("profile::{}::{}", variant.name(), shape.name);
     let stamp = harness::report::results::utc_now().replace([':', '-'], "");
-    let safe: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+    let safe = harness::report::results::file_stem(&name);
     let dir = harness::report::results::results_dir()
         .join("profiles")
         .join(format!("{safe}-{stamp}"));

@@ -68,9 +68,7 @@ fn verdict_of(r: &TrialRecord) -> Option<&crate::measure::stats::Estimate> {
 }
 
 fn safe(name: &str) -> String {
-    name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
+    crate::report::results::file_stem(name)
 }
 
 /// Builds the report of these runs (shards of one run merged first).

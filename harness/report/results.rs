@@ -62,6 +62,23 @@ pub fn results_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("results"))
 }
 
+/// A name (a trial's, a variant's) as a file or folder name: letters and digits kept, the rest `_`; past 120
+/// characters cut to 96 and a hash of the whole name appended, so that two long names stay apart and no name
+/// reaches the 255-byte limit of a file name (a `compare` of two written-out specs makes names past it).
+pub fn file_stem(name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let safe: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if safe.len() <= 120 {
+        return safe;
+    }
+    let digest = Sha256::digest(name.as_bytes());
+    let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}_{key}", &safe[..96])
+}
+
 impl RunFile {
     /// `<dir>/<suite>-<date>.json`, the date being the run's start.
     pub fn path(&self) -> crate::error::Result<PathBuf> {
@@ -124,6 +141,19 @@ pub(crate) fn committed_path(name: &str) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn long_names_make_short_distinct_file_stems() {
+        assert_eq!(
+            super::file_stem("ladder::rung10_stmatrix::square4096"),
+            "ladder__rung10_stmatrix__square4096"
+        );
+        let spec = "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn=104,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=7,swap_store=pairs";
+        let a = super::file_stem(&format!("compare::{spec}::{spec}::200x8192x8192"));
+        let b = super::file_stem(&format!("compare::{spec}::{spec}::208x8192x8192"));
+        assert!(a.len() <= 120 && b.len() <= 120, "{a}");
+        assert_ne!(a, b);
+    }
+
     use super::*;
 
     #[test]
