@@ -2,6 +2,9 @@
 # A sweep of `gemm-ablate compare` on the H200 (device machine): each line of the sweep file is
 # `SHAPE BASE CANDIDATE...` (# starts a comment). Records and the log come back in $OUT/sweep.tgz.
 # Usage, from the repository root after ../shared/tools/gpu-stage: tools/h200-sweep.sh tools/sweeps/NAME.txt
+# Each candidate is paired with BASE only: to compare two kernels with each other, make one of them the BASE (with
+# `cublas` as BASE, two candidates are each paired with cuBLAS in their own rounds, and their ratio to each other is
+# not a paired estimate: H39's first sweep, 13a7135).
 set -uo pipefail
 export GEMM_ABLATE_RESULTS_DIR="$OUT/sweep/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
