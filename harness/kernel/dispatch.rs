@@ -106,7 +106,7 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
 
 /// A swap-AB spec with the direct epilogue made to store through the in-register transpose (H40: never slower
 /// than the element stores, 1-2.7% faster with token tiles of 176 columns or more); any other spec unchanged.
-pub fn with_pair_stores(spec: &str) -> String {
+fn with_pair_stores(spec: &str) -> String {
     if spec.contains("swap_ab=1") && spec.contains("epilogue=direct") {
         format!("{spec},swap_store=pairs")
     } else {

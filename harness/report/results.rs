@@ -66,7 +66,6 @@ pub fn results_dir() -> PathBuf {
 /// characters cut to 96 and a hash of the whole name appended, so that two long names stay apart and no name
 /// reaches the 255-byte limit of a file name (a `compare` of two written-out specs makes names past it).
 pub fn file_stem(name: &str) -> String {
-    use sha2::{Digest, Sha256};
     let safe: String = name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
@@ -74,9 +73,11 @@ pub fn file_stem(name: &str) -> String {
     if safe.len() <= 120 {
         return safe;
     }
-    let digest = Sha256::digest(name.as_bytes());
-    let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}_{key}", &safe[..96])
+    format!(
+        "{}_{}",
+        &safe[..96],
+        crate::trial::subprocess::name_key(name)
+    )
 }
 
 impl RunFile {

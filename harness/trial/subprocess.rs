@@ -54,10 +54,21 @@ pub fn child_entry() -> Option<std::process::ExitCode> {
 /// itself cannot be the file name: a `compare` of two written-out specs makes names past the 255-byte limit of a
 /// file name (the record was then lost, at 13a7135).
 fn record_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "gemm-ablate-{}-{}.json",
+        std::process::id(),
+        name_key(name)
+    ))
+}
+
+/// A short key for a name, fixed in length, for file names the name itself cannot be: the first 8 bytes of its
+/// SHA-256 in hex.
+pub fn name_key(name: &str) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(name.as_bytes());
-    let key: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
-    std::env::temp_dir().join(format!("gemm-ablate-{}-{key}.json", std::process::id()))
+    Sha256::digest(name.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// What came back from a child.
