@@ -206,7 +206,7 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
         )
     });
     // Each kernel family `auto` runs, as chosen for the token count and N given, run on the small problem
-    // (256x512x512: partial token tiles for the 208-token split, whole tiles or stream-K for the rest).
+    // (256x512x512: partial token tiles for the token splits, whole tiles or stream-K for the rest).
     let auto_kernels = [
         ("swap_ab_whole", 1, 8192),
         ("swap_ab_whole_no_cluster", 128, 8192),
@@ -216,7 +216,8 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
         ("token_split", 777, 8192),
         ("decode_streamk", 256, 10240),
         ("decode_whole", 256, 8192),
-        ("swap_ab_split_tokens", 224, 8192),
+        ("weights_shared_two_token_tiles", 224, 8192),
+        ("weights_shared_four_token_tiles", 192, 4096),
         ("last_wave_streamk", 1000, 10240),
         ("swap_ab_streamk_64_rows", 1, 4096),
     ]

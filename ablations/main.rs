@@ -73,16 +73,7 @@ fn main() -> ExitCode {
                     .map(|dtype| (VariantSpec::gemm(label.clone(), config.clone()), dtype))
             })
             .collect();
-    // And the kernels a written hypothesis will measure before any trial runs them (H44), so they reach the GPU
-    // compiled and spill-free.
-    let pending = small_m::pending_kernels()
-        .into_iter()
-        .flat_map(|(label, config)| {
-            [DType::F16, DType::BF16]
-                .map(|dtype| (VariantSpec::gemm(label.clone(), config.clone()), dtype))
-        });
-    let more: Vec<(VariantSpec, DType)> = auto_kernels.into_iter().chain(pending).collect();
-    let mut cpu = harness::suite::compile_trials_with(&gpu, &more);
+    let mut cpu = harness::suite::compile_trials_with(&gpu, &auto_kernels);
     cpu.extend(harness::suite::show_trials());
     cpu.extend(harness::replay::trials("ablations", &gpu));
     harness::suite::main("ablations", gpu, cpu)

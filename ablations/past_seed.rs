@@ -181,7 +181,25 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
             dtype,
         )
     });
+    // H44(b): issue 10's first candidate in cuBLAS's own form, 256x128 tiles on 1x2 clusters sharing A.
+    let multicast_a = compute.into_iter().map(move |s| {
+        let name = format!("beyond::multicast_a::{s}");
+        on_rung10(
+            &name,
+            (
+                "rung10:multicast=a,wg_m=128,bn=128",
+                harness::kernel::ladder::parse_spec("rung10:multicast=a,wg_m=128,bn=128")
+                    .expect("H44's spec parses"),
+            ),
+            s,
+            Verdict::NoChange,
+            "ablations/HYPOTHESES.md H44(b): no change, as H12's 256x128 tile on our 2x1 cluster measured \
+             (1.003-1.007): at 4096 cubed rung 10 and cuBLAS keep the tensor pipe 94-95% busy, and the cluster's \
+             orientation moves L2 traffic, not MMA issue",
+        )
+    });
     ctas.chain(hilbert)
+        .chain(multicast_a)
         .chain([hilbert_correct])
         .chain(hybrid)
         .chain(everywhere)

@@ -24,6 +24,8 @@ pub(crate) fn auto_correct() -> Vec<GpuTrial> {
         ("tokens_480", DType::BF16),
         ("n4096_m1", DType::F16),
         ("n4096_m64", DType::BF16),
+        ("decode_m240", DType::F16),
+        ("n4096_m192", DType::BF16),
     ]
     .into_iter()
     .map(|(s, dtype)| {
@@ -395,6 +397,7 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
     swap.chain(swap_correct)
         .chain([partial_tokens, split_tokens, split_240])
         .chain(swap_store())
+        .chain(weights_shared())
         .chain(streamk_64_rows)
         .chain(split_correct)
         .chain(evict)
@@ -470,19 +473,36 @@ fn swap_store() -> Vec<GpuTrial> {
     pinned.chain([unchanged]).collect()
 }
 
-/// Kernels built for a hypothesis written before measuring and not yet run on a GPU (H44: clusters that share the
-/// A tile, `multicast=a`, at M = 200-232 and on rung 10's compute shapes). The ablations compile them (CPU
-/// trials), so they reach the GPU compiled and spill-free; trials time them once the H200 has run them.
-pub(crate) fn pending_kernels() -> Vec<(String, GemmConfig)> {
-    [104, 112, 120]
-        .into_iter()
-        .map(|bn| format!("rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,stages=7,swap_store=pairs"))
-        .chain(["rung10:multicast=a,wg_m=128,bn=128".to_string()])
-        .map(|s| {
-            let config = harness::kernel::ladder::parse_spec(&s).expect("H44's specs parse");
-            (s, config)
-        })
-        .collect()
+/// H44, H46, H47: `auto`'s kernel with the weight tile shared by 2-CTA clusters along the token tiles
+/// (`multicast=a`) against the kernel `auto` ran for the same shape before H47 (cf3b52f).
+fn weights_shared() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    [
+        (
+            "decode_m224",
+            "rung10:cluster=1,consumers=2,wg_m=64,bn=224,epilogue=direct,stmatrix=0,swap_ab=1,split_n=1,evict_first=1,pdl=1,stages=6,swap_store=pairs",
+            "ablations/HYPOTHESES.md H47 (R1, out of the fitting sample): faster than the split token tile by 2% or \
+             more, as H44 and H46 measured 3.3-4.9% at M = 216-240",
+        ),
+        (
+            "decode_m240",
+            "rung10:bn=128,stages=6,evict_first=1,pdl=1",
+            "ablations/HYPOTHESES.md H46(c): faster than cuBLAS's tiling (whole 128x128 tiles on 2x1 clusters) by \
+             2-5%, as H44 measured at M = 232 (3.4%)",
+        ),
+        (
+            "n4096_m192",
+            "rung10:cluster=2,consumers=2,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,streamk=1,evict_first=1,pdl=1,stages=5,swap_store=pairs",
+            "ablations/HYPOTHESES.md H47 (R2, K = 8192 out of the fitting sample): four token tiles of 48 on 128 \
+             CTAs faster than two-consumer stream-K by 8% or more (H46(d): 15-16% at 192x4096x4096)",
+        ),
+    ]
+    .into_iter()
+    .map(|(s, before, hypothesis)| {
+        let name = format!("beyond::weights_shared::{s}");
+        faster(&name, before, &auto_spec(&shape(s), H200_SMS).0, s, hypothesis)
+    })
+    .collect()
 }
 
 /// Swap-AB as `auto` ran it at 883979f for 96 < M <= 192: two consumers of 64 weight rows, no cluster, stream-K.

@@ -173,6 +173,11 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
             format!("{},evict_first=1,pdl=1", swap_ab_kernel(1, 96, 7)),
             "M <= 96: swap-AB with 96-token tiles, evict-first weights, PDL",
         )
+    } else if shape.m > 160 && shape.m <= 192 && weights_shared_fits(shape, 4, sm_count) {
+        (
+            weights_shared_kernel(shape, 4),
+            "160 < M <= 192, four token tiles of 128 weight rows filling 90-100% of the SMs (N = 4096): swap-AB, the weight tile shared by 2-CTA clusters along the token tiles, M / 4 tokens a tile rounded up to 8, whole tiles, evict-first weights, PDL",
+        )
     } else if shape.m <= 192 {
         let bn = shape.m.next_multiple_of(16);
         (
@@ -182,6 +187,11 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
             )),
             "96 < M <= 192: swap-AB, token tile M rounded up to 16, 128 weight rows a CTA, tokens multicast, stream-K, evict-first weights, PDL",
         )
+    } else if shape.m > 192 && shape.m <= 240 && weights_shared_fits(shape, 2, sm_count) {
+        (
+            weights_shared_kernel(shape, 2),
+            "192 < M <= 240, two token tiles of 128 weight rows filling 90-100% of the SMs (N = 8192): swap-AB, the weight tile shared by 2-CTA clusters along the token tiles, M / 2 tokens a tile rounded up to 8, whole tiles, evict-first weights, PDL",
+        )
     } else if shape.m > 224
         && shape.m <= 256
         && waves(shape.n.div_ceil(128), clusters) == 1
@@ -190,18 +200,6 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
         (
             format!("{WHOLE_DECODE_SPEC},evict_first=1,pdl=1"),
             "224 < M <= 256, one wave of 256x128 cluster tiles at least 95% full: cuBLAS's tiling, whole 128x128 tiles on 2x1 clusters, evict-first weights, PDL",
-        )
-    } else if shape.m <= 240
-        && shape.n.div_ceil(128) <= clusters
-        && wave_fill(shape.n.div_ceil(64), sm_count as usize) >= 0.9
-    {
-        let bn = shape.m.next_multiple_of(16);
-        (
-            deepest_ring(&format!(
-                "{},split_n=1,evict_first=1,pdl=1",
-                swap_ab_whole_kernel(1, 2, bn)
-            )),
-            "192 < M <= 240, the weights in one wave of 64-row tiles: swap-AB, token tile M rounded up to 16 split between two consumers, 64 weight rows a CTA, whole tiles, evict-first weights, PDL",
         )
     } else if shape.m <= 256 && cluster_tiles < clusters {
         (
@@ -264,6 +262,23 @@ fn swap_ab_whole_kernel(cluster: u32, consumers: u32, bn: usize) -> String {
     format!(
         "rung10:cluster={cluster},consumers={consumers},wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1"
     )
+}
+
+/// Whether `token_tiles` token tiles of 128-row weight tiles make one wave that fills 90-100% of the SMs: where the
+/// weights-shared form runs (H44, H46, H47).
+fn weights_shared_fits(shape: &Shape, token_tiles: usize, sm_count: u32) -> bool {
+    let ctas = token_tiles * shape.n.div_ceil(128);
+    ctas <= sm_count as usize && wave_fill(ctas, sm_count as usize) >= 0.9
+}
+
+/// Swap-AB whole tiles of 128 weight rows (two consumers of 64), the tokens cut into `token_tiles` tiles of M / T
+/// rounded up to 8, 2-CTA clusters along the token tiles that share the weight tile (`multicast=a`): each weight
+/// tile crosses L2 once per cluster instead of once per CTA. Evict-first (no change either way, H46(a)), PDL.
+fn weights_shared_kernel(shape: &Shape, token_tiles: usize) -> String {
+    let bn = shape.m.div_ceil(token_tiles).next_multiple_of(8);
+    deepest_ring(&format!(
+        "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1"
+    ))
 }
 
 /// The spec with the most ring stages (up to 8) whose shared memory fits a CTA.
@@ -463,7 +478,13 @@ mod tests {
         assert!(n1024(16).starts_with(&format!("{streamk_64}16,")));
         assert!(n1024(128).starts_with(&format!("{alone}128,")));
         assert!(n4096(96).starts_with(&format!("{streamk_64}96,")));
-        assert!(n4096(192).contains("consumers=2,") && n4096(192).contains("streamk=1"));
+        // 160 < M <= 192 at N = 4096: four token tiles of 48 on 128 CTAs, the weights shared (H46, H47) ...
+        let shared = "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn=";
+        assert!(n4096(161).starts_with(&format!("{shared}48,")));
+        assert!(n4096(192).starts_with(&format!("{shared}48,")));
+        // ... and past 160 elsewhere, where four token tiles do not fill the SMs, two-consumer stream-K.
+        let n6144 = pick(&Shape::new("t", 192, 6144, 8192));
+        assert!(n6144.contains("consumers=2,") && n6144.contains("streamk=1"));
         // M > 256: the token split with the least waves x (width + 32), when 10% under rung 10's; where rung 10
         // would run whole tiles, when 5% under (H34, H36: 240-token tiles at M = 480, not where stream-K runs).
         let at = |m, n| pick(&Shape::new("t", m, n, 8192));
@@ -481,19 +502,22 @@ mod tests {
             token_split(&Shape::new("t", 1000, 8192, 8192), 66, 90),
             None
         );
-        // H29: 192 < M <= 240 with the weights in one wave of 64-row tiles, two consumers split the token tile.
+        // 192 < M <= 240 where two token tiles of 128-row weight tiles fill one wave (N = 8192): the weights
+        // shared, M / 2 tokens a tile rounded up to 8 (H44, H46, H47), with evict-first and the pair stores.
         let t = |m, n| pick(&Shape::new("t", m, n, 8192));
-        assert!(
-            t(224, 8192).contains("consumers=2,wg_m=64,bn=224,")
-                && t(224, 8192).contains("split_n=1")
-        );
-        assert!(t(193, 8192).contains("bn=208,") && t(193, 8192).contains("split_n=1"));
-        // ... not where 64-row weight tiles leave SMs idle (N = 4096: 64 CTAs on 132 SMs, H30).
+        assert!(t(193, 8192).starts_with(&format!("{shared}104,")));
+        assert!(t(224, 8192).starts_with(&format!("{shared}112,")));
+        assert!(t(240, 8192).starts_with(&format!("{shared}120,")));
+        assert!(t(240, 8192).contains("evict_first=1"));
+        assert!(auto_spec(&Shape::new("t", 240, 8192, 8192), H200_SMS)
+            .0
+            .ends_with("swap_store=pairs"));
+        assert!(pick(&Shape::new("t", 216, 8192, 28672)).starts_with(&format!("{shared}112,")));
+        // ... not where they leave SMs idle (N = 4096: 64 CTAs on 132 SMs; 64-row tiles ran 1.44 there, H30).
         assert_eq!(t(224, 4096), format!("{DECODE_SPEC},evict_first=1,pdl=1"));
         // 224 < M <= 256 where one wave of 256x128 cluster tiles fills 95% of the clusters: cuBLAS's tiling (H31).
         let whole_decode = format!("{WHOLE_DECODE_SPEC},evict_first=1,pdl=1");
-        assert_eq!(t(225, 8192), whole_decode);
-        assert_eq!(t(240, 8192), whole_decode);
+        assert_eq!(t(241, 8192), whole_decode);
         assert_eq!(pick(&shape("decode_attn_out")), whole_decode);
         assert_eq!(pick(&shape("decode_mlp_down")), whole_decode);
         assert_eq!(t(241, 4096), format!("{DECODE_SPEC},evict_first=1,pdl=1"));

@@ -121,12 +121,12 @@ pub fn extra_shapes() -> Vec<Shape> {
 }
 
 /// Token counts that are not tile multiples (issue 11, "any M"): decode of Llama-3-70B's attention output
-/// (N = K = 8192) at M = 1 to 224 and 384, 480 and 1280 tokens, at M = 1 and 64 with N = 4096, a prefill of 1500 tokens, 777 tokens through the MLP up projection
+/// (N = K = 8192) at M = 1 to 240 and 384, 480 and 1280 tokens, at M = 1, 64 and 192 with N = 4096, a prefill of 1500 tokens, 777 tokens through the MLP up projection
 /// and through the attention output, and 1000^3
 /// (N and K off every tile width and tile_k too). For the `correct::any_m::*` trials and `compare`; they are not
 /// standard shapes, so the ladder and the step trials do not run them.
 pub fn token_count_shapes() -> Vec<Shape> {
-    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128, 160, 192, 224]
+    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128, 160, 192, 224, 240]
         .iter()
         .map(|&m| Shape::new(&format!("decode_m{m}"), m, 8192, 8192))
         .collect();
@@ -141,6 +141,7 @@ pub fn token_count_shapes() -> Vec<Shape> {
         // Half the weight rows (N = 4096): where 64-row tiles fill half the SMs (H33, H35).
         Shape::new("n4096_m1", 1, 4096, 8192),
         Shape::new("n4096_m64", 64, 4096, 8192),
+        Shape::new("n4096_m192", 192, 4096, 8192),
     ]);
     shapes
 }
@@ -244,6 +245,7 @@ mod parse_tests {
                 "decode_m160",
                 "decode_m192",
                 "decode_m224",
+                "decode_m240",
                 "tokens_384",
                 "prefill_1500",
                 "tokens_777",
@@ -252,7 +254,8 @@ mod parse_tests {
                 "tokens_1280",
                 "tokens_480",
                 "n4096_m1",
-                "n4096_m64"
+                "n4096_m64",
+                "n4096_m192"
             ]
         );
         // The ladder (every rung on every standard shape) and the main job stay on the seven shapes.
