@@ -208,23 +208,23 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
     // Each kernel family `auto` runs, as chosen for the token count and N given, run on the small problem
     // (256x512x512: partial token tiles for the token splits, whole tiles or stream-K for the rest).
     let auto_kernels = [
-        ("swap_ab_whole", 1, 8192),
-        ("swap_ab_whole_no_cluster", 128, 8192),
-        ("swap_ab_streamk", 1, 28672),
-        ("small_m_streamk", 64, 28672),
-        ("swap_ab_two_consumers_streamk", 128, 28672),
-        ("token_split", 777, 8192),
-        ("decode_streamk", 256, 10240),
-        ("decode_whole", 256, 8192),
-        ("weights_shared_two_token_tiles", 224, 8192),
-        ("weights_shared_four_token_tiles", 192, 4096),
-        ("last_wave_streamk", 1000, 10240),
-        ("swap_ab_streamk_64_rows", 1, 4096),
+        ("swap_ab_whole", 1, 8192, 8192),
+        ("swap_ab_whole_no_cluster", 128, 8192, 8192),
+        ("swap_ab_streamk", 1, 28672, 8192),
+        ("small_m_streamk", 64, 28672, 8192),
+        ("swap_ab_two_consumers_streamk", 128, 28672, 8192),
+        ("token_split", 777, 8192, 8192),
+        ("decode_streamk", 256, 10240, 8192),
+        ("decode_whole", 256, 8192, 8192),
+        ("weights_shared_two_token_tiles", 224, 8192, 8192),
+        ("weights_shared_four_token_tiles", 192, 4096, 4096),
+        ("last_wave_streamk", 1000, 10240, 8192),
+        ("swap_ab_streamk_64_rows", 1, 4096, 8192),
     ]
     .into_iter()
-    .map(|(family, m, n)| {
+    .map(|(family, m, n, k)| {
         let (label, config) = auto_variant(
-            &harness::kernel::problem::Shape::new("chooser", m, n, 8192),
+            &harness::kernel::problem::Shape::new("chooser", m, n, k),
             H200_SMS,
         );
         correct(

@@ -173,10 +173,16 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
             format!("{},evict_first=1,pdl=1", swap_ab_kernel(1, 96, 7)),
             "M <= 96: swap-AB with 96-token tiles, evict-first weights, PDL",
         )
-    } else if shape.m > 160 && shape.m <= 192 && weights_shared_fits(shape, 4, sm_count) {
+    } else if shape.m > 160
+        && shape.m <= 192
+        && shape.k <= 4096
+        && weights_shared_fits(shape, 4, sm_count)
+    {
+        // Only up to K = 4096: at K = 8192 and 14336 stream-K's fix-up is amortized and it won by 18% and 48%
+        // (H47, refuted there).
         (
             weights_shared_kernel(shape, 4),
-            "160 < M <= 192, four token tiles of 128 weight rows filling 90-100% of the SMs (N = 4096): swap-AB, the weight tile shared by 2-CTA clusters along the token tiles, M / 4 tokens a tile rounded up to 8, whole tiles, evict-first weights, PDL",
+            "160 < M <= 192 and K <= 4096, four token tiles of 128 weight rows filling 90-100% of the SMs (N = 4096): swap-AB, the weight tile shared by 2-CTA clusters along the token tiles, M / 4 tokens a tile rounded up to 8, whole tiles, evict-first weights, PDL",
         )
     } else if shape.m <= 192 {
         let bn = shape.m.next_multiple_of(16);
@@ -478,11 +484,15 @@ mod tests {
         assert!(n1024(16).starts_with(&format!("{streamk_64}16,")));
         assert!(n1024(128).starts_with(&format!("{alone}128,")));
         assert!(n4096(96).starts_with(&format!("{streamk_64}96,")));
-        // 160 < M <= 192 at N = 4096: four token tiles of 48 on 128 CTAs, the weights shared (H46, H47) ...
+        // 160 < M <= 192 at N = 4096 and K <= 4096: four token tiles of 48 on 128 CTAs, the weights shared (H46,
+        // H47) ...
         let shared = "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn=";
-        assert!(n4096(161).starts_with(&format!("{shared}48,")));
-        assert!(n4096(192).starts_with(&format!("{shared}48,")));
-        // ... and past 160 elsewhere, where four token tiles do not fill the SMs, two-consumer stream-K.
+        let n4096_k4096 = |m| pick(&Shape::new("t", m, 4096, 4096));
+        assert!(n4096_k4096(161).starts_with(&format!("{shared}48,")));
+        assert!(n4096_k4096(192).starts_with(&format!("{shared}48,")));
+        // ... and past 160 elsewhere (longer K, or where four token tiles do not fill the SMs), two-consumer
+        // stream-K.
+        assert!(n4096(192).contains("consumers=2,") && n4096(192).contains("streamk=1"));
         let n6144 = pick(&Shape::new("t", 192, 6144, 8192));
         assert!(n6144.contains("consumers=2,") && n6144.contains("streamk=1"));
         // M > 256: the token split with the least waves x (width + 32), when 10% under rung 10's; where rung 10

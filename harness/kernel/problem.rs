@@ -121,7 +121,7 @@ pub fn extra_shapes() -> Vec<Shape> {
 }
 
 /// Token counts that are not tile multiples (issue 11, "any M"): decode of Llama-3-70B's attention output
-/// (N = K = 8192) at M = 1 to 240 and 384, 480 and 1280 tokens, at M = 1, 64 and 192 with N = 4096, a prefill of 1500 tokens, 777 tokens through the MLP up projection
+/// (N = K = 8192) at M = 1 to 240 and 384, 480 and 1280 tokens, at M = 1, 64 and 192 with N = 4096 (and K = 4096 at 192), a prefill of 1500 tokens, 777 tokens through the MLP up projection
 /// and through the attention output, and 1000^3
 /// (N and K off every tile width and tile_k too). For the `correct::any_m::*` trials and `compare`; they are not
 /// standard shapes, so the ladder and the step trials do not run them.
@@ -142,6 +142,8 @@ pub fn token_count_shapes() -> Vec<Shape> {
         Shape::new("n4096_m1", 1, 4096, 8192),
         Shape::new("n4096_m64", 64, 4096, 8192),
         Shape::new("n4096_m192", 192, 4096, 8192),
+        // Llama-3-8B's attention output (N = K = 4096) at 192 tokens (H46, H47).
+        Shape::new("n4096_k4096_m192", 192, 4096, 4096),
     ]);
     shapes
 }
@@ -255,7 +257,8 @@ mod parse_tests {
                 "tokens_480",
                 "n4096_m1",
                 "n4096_m64",
-                "n4096_m192"
+                "n4096_m192",
+                "n4096_k4096_m192"
             ]
         );
         // The ladder (every rung on every standard shape) and the main job stay on the seven shapes.

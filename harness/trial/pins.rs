@@ -116,9 +116,10 @@ const CURRENT: [(&str, &str); 4] = [
 /// decode), f45a873 (stream-K on the last waves, the `auto` row), da17df3 (programmatic dependent launch); on
 /// one-GPU hosts 0af4cf4 (swap-AB, evict-first, early weights), 0b5d00a (wide k-blocks), 6eefa35 (the `auto` row
 /// with evict-first and PDL, two CTAs an SM), 5be6541 (token-matched tiles), ee42796 (multicast tokens, token tiles
-/// of any multiple of 8), a73ef92 (the Hilbert tile order, consumers splitting the token tile). Where they refuted a hypothesis, the
+/// of any multiple of 8), a73ef92 (the Hilbert tile order, consumers splitting the token tile), 1442f58 (the weights shared by 2-CTA clusters,
+/// H44 and H47). Where they refuted a hypothesis, the
 /// trial is pinned from them and keeps the hypothesis beside the pin.
-const PAST_SEED: [(&str, &str); 22] = [
+const PAST_SEED: [(&str, &str); 24] = [
     (
         "deeab76/ablations-20261130T141442Z",
         include_str!("../../results/h200/deeab76/ablations-20261130T141442Z.json"),
@@ -206,6 +207,14 @@ const PAST_SEED: [(&str, &str); 22] = [
     (
         "a73ef92/trials/runs/ablations-20261130T172721Z",
         include_str!("../../results/h200/a73ef92/trials/runs/ablations-20261130T172721Z.json"),
+    ),
+    (
+        "1442f58/trials/runs/ablations-20261130T210010Z",
+        include_str!("../../results/h200/1442f58/trials/runs/ablations-20261130T210010Z.json"),
+    ),
+    (
+        "1442f58/trials/runs/ablations-20261130T210018Z",
+        include_str!("../../results/h200/1442f58/trials/runs/ablations-20261130T210018Z.json"),
     ),
 ];
 
