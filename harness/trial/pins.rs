@@ -243,8 +243,10 @@ pub fn pinned_after_stream_k(trial: &str, floor: f64, hypothesis: &str) -> Expec
 /// moved from one host to the next among them: b774589 (all green, first: `pinned_after_stream_k` reads it),
 /// 9c40536, 0797e18, 2de39eb, 243efda; and 2bc72f3 on a one-GPU host, where rungs 1 and 2 on decode_mlp_up ran as
 /// slowly as on 9f564f1 while cuBLAS ran fast, and raster groups of 2 on rung 8 at decode_attn_out measured 1.041;
-/// and 7baa087's two shards on one one-GPU host, where rung 3 on decode_attn_out measured 4.444.
-const WHOLE_SUITE: [(&str, &str); 8] = [
+/// and 7baa087's two shards on one one-GPU host, where rung 3 on decode_attn_out measured 4.444; 51898b3's first shard
+/// (all green) and 93711e8's (one-GPU hosts), where `auto`'s whole 128x128 tiles on decode_mlp_down measured 0.958
+/// against cuBLAS (cuBLAS 207.6 us, the kernel 199.1 us at a 1365 MHz median) after 1.021-1.026 in four runs.
+const WHOLE_SUITE: [(&str, &str); 10] = [
     (
         "ablations-20261130T143838Z",
         include_str!("../../results/h200/ablations-20261130T143838Z.json"),
@@ -277,6 +279,14 @@ const WHOLE_SUITE: [(&str, &str); 8] = [
         "7baa087/ablations-20261130T190146Z",
         include_str!("../../results/h200/7baa087/ablations-20261130T190146Z.json"),
     ),
+    (
+        "51898b3/ablations-20261130T200659Z",
+        include_str!("../../results/h200/51898b3/ablations-20261130T200659Z.json"),
+    ),
+    (
+        "93711e8/ablations-20261130T210632Z",
+        include_str!("../../results/h200/93711e8/ablations-20261130T210632Z.json"),
+    ),
 ];
 
 /// Trials whose ratio moved between H200 hosts with an unchanged kernel: `ablation::multicast::decode_attn_out`
@@ -289,8 +299,10 @@ const WHOLE_SUITE: [(&str, &str); 8] = [
 /// 6a8b716's host, while cuBLAS took 177 us, its fastest), and rung 8 with raster groups of 2 on decode_attn_out
 /// 1.041 against 0.995 at 6a8b716; each reproduced in a second process on the same host (`2bc72f3/rerun/`). At
 /// 7baa087 (one-GPU host, the 113 earlier cubins byte-identical to 6a8b716's): rung 3 on decode_attn_out 4.444
-/// against its pin of 4.024 (+-8%) from the rounds-method runs.
-pub const ACROSS_HOSTS: [&str; 9] = [
+/// against its pin of 4.024 (+-8%) from the rounds-method runs. At 93711e8 (one-GPU host; the kernel's source
+/// unchanged since 51898b3): `auto`'s whole 128x128 tiles on decode_mlp_down 0.958 against cuBLAS, after 1.021-1.026
+/// in the 869f58b sweep and three runs since.
+pub const ACROSS_HOSTS: [&str; 10] = [
     "ablation::multicast::decode_attn_out",
     "ladder::rung9_cooperative::decode_mlp_up",
     "ladder::rung10_stmatrix::decode_mlp_up",
@@ -300,6 +312,7 @@ pub const ACROSS_HOSTS: [&str; 9] = [
     "ladder::rung3_warpspec::decode_mlp_up",
     "switch::raster8_on::decode_attn_out",
     "ladder::rung3_warpspec::decode_attn_out",
+    "ladder::auto::decode_mlp_down",
 ];
 
 /// Whether a trial's ratio is pinned across hosts: the trials named in `ACROSS_HOSTS`, and every ladder cell of
@@ -369,6 +382,43 @@ const SWEEPS: [(&str, &str); 4] = [
 /// measured (within `floor` at least, as `pinned_current_ratio`), with the hypothesis that chose the kernel beside it.
 pub fn pinned_from_sweep(compare_trial: &str, hypothesis: &str, floor: f64) -> Expectation {
     sweep_pin(compare_trial, floor).noting(&format!("; chosen by {hypothesis}"))
+}
+
+/// As `pinned_from_sweep`, for a trial in `ACROSS_HOSTS`: the sweep's ratio and every whole-suite run of the same
+/// candidate (by its label) together, so the window is as wide as the hosts disagreed, the hypothesis kept beside it.
+pub fn pinned_from_sweep_across_hosts(
+    compare_trial: &str,
+    trial: &str,
+    candidate: &str,
+    hypothesis: &str,
+    floor: f64,
+) -> Expectation {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let mut runs = estimates(PARSED.get_or_init(|| parse(&SWEEPS)), compare_trial);
+    let suites = whole_suite_runs();
+    let same_kernel: Vec<_> = suites
+        .iter()
+        .filter(|(_, v)| {
+            v["trials"].as_array().is_some_and(|ts| {
+                ts.iter().any(|t| {
+                    t["name"] == trial
+                        && t["variants"]
+                            .as_array()
+                            .is_some_and(|vs| vs.iter().any(|x| x["name"] == candidate))
+                })
+            })
+        })
+        .cloned()
+        .collect();
+    runs.extend(estimates(&same_kernel, trial));
+    assert!(runs.len() >= 2, "{trial}: fewer than two runs hold it");
+    pinned_ratio_from(&runs, floor).refuting(format!(
+        "chosen by {hypothesis}; not settled on the H200: the same kernel measured {} on different hosts",
+        runs.iter()
+            .map(|r| format!("{:.3}", r.1))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// The ratio a committed `compare` sweep measured for `compare_trial` (within `floor` at least), for a trial that
