@@ -9,8 +9,8 @@
 //!   1.06, 1.01 of cuBLAS's time at M = 1, 8, 32, 64, 80, 96 with N = 4096, against 1.25-1.41 with whole tiles on
 //!   64 CTAs; 1.09 and 1.15 at M = 64 and 96 with N = 6144, 1.32 at 16x1024 (whole tiles 2.06)
 //!   (results/h200/65530ed/h34-h35/, d280913/h36-refit/, 7baa087/h37-refit/). Past M = 96 whole tiles (next rule)
-//!   up to M = 160 at any fill: 0.99 at 112 and 144 x 4096, 1.08 at 128x4096; past 160 the two-consumer stream-K
-//!   kernel below (1.10 at 176x4096 against 1.27).
+//!   up to M = 160 at any fill: 0.99 at 112 and 144 x 4096, 1.08 at 128x4096; past 160 the weights-shared form
+//!   where K <= 4096 (below), else the two-consumer stream-K kernel (1.10 at 176x4096 against 1.27).
 //! - M <= 192 with the weights in one wave of 64-row tiles (N <= 64 x SMs, as N = 8192 on 132 SMs): swap-AB (the
 //!   weights fill wgmma's 64-row side, the tokens its n) with the token tile M rounded up to 16, one consumer of 64
 //!   weight rows, whole tiles, an evict-first policy on the weights, programmatic dependent launch, 8 stages (7 at
@@ -29,13 +29,22 @@
 //! - M <= 96: swap-AB with 96-token tiles, 7 stages, evict-first, PDL: 1.14 at M = 96, against 1.20 with
 //!   128-token tiles (tools/sweeps/token-tiles-2.txt, results/h200/e86dfb1/).
 //! - M <= 192: the token tile M rounded up to 16 on two consumers of 64 weight rows, tokens multicast, stream-K.
-//! - 192 < M <= 240 with the weights in one wave of 64-row tiles that fills 90% of the SMs (N = 8192 on 132 SMs):
-//!   swap-AB whole tiles of 64 weight rows, the token tile M rounded up to 16 split between two consumers
-//!   (`split_n`), evict-first, PDL: 1.15 at M = 200, 1.09 at 208, 0.91 at 224, 1.13 at 216, 1.11 at 232, 1.10 at
-//!   240, against 1.33, 1.23, 0.99, 1.22, 1.15, 1.14 for the kernel below (H29, H30;
-//!   results/h200/a73ef92/split-tokens/, results/h200/c52a6c7/auto-h29/, results/h200/0e94ff1/auto-h30/). At
-//!   N = 4096 (64 CTAs) it ran 1.44 against 1.06, hence the fill condition. At M = 192 one consumer stays (1.09
-//!   against 1.13 split, H27 refuted).
+//! - 192 < M <= 240 where two token tiles of 128-row weight tiles fill 90-100% of the SMs in one wave (N = 8192 on
+//!   132 SMs): the weights-shared form (`weights_shared_kernel`, H44, H46, H47): swap-AB whole tiles of 128 weight
+//!   rows in two consumers of 64, the tokens in two tiles of M / 2 rounded up to 8, 2-CTA clusters along the token
+//!   tiles that share the weight tile (`multicast=a`: it crosses L2 once per cluster), evict-first, PDL. Paired
+//!   against what `auto` ran before (the split token tile below M = 225, cuBLAS's tiling past it): 0.965 at 196,
+//!   0.984 and 0.983 at 200 and 208 (no change), 0.951 at 216, 0.946 at 224, 0.966 at 232, 0.957 at 236 and 240,
+//!   0.930 at 216x8192x28672; against cuBLAS 1.105, 1.045, 1.063, 0.960, 1.035, 1.018, 1.023 at M = 200, 208, 216,
+//!   224, 232, 236, 240 (results/h200/cf3b52f/h44-multicast-a/, cf3b52f/h46-weights-shared/,
+//!   1442f58/h47-out-of-sample/, c810a3f/auto-after-h47/). Not at M <= 192 with N = 8192, where `auto`'s one consumer
+//!   over the whole token tile was 9-30% faster (H46(b)), nor at M = 256 (no change, H46(c)).
+//! - 160 < M <= 192 with K <= 4096 where four token tiles of 128-row weight tiles fill 90-100% of the SMs
+//!   (N = 4096): the same form with four token tiles (M / 4 rounded up to 8, 128 CTAs): 0.899, 0.895, 0.843, 0.841
+//!   against two-consumer stream-K at M = 168, 176, 184, 192 (K = 4096), 1.08-1.15 of cuBLAS's time against
+//!   1.23-1.35. At K = 8192 and 14336 it was 1.18 and 1.48 *slower* (H47, refuted there: stream-K's fix-up is
+//!   amortized over the longer K), so the rule stops at K = 4096 (fitted to that refutation; the boundary between
+//!   4096 and 8192 is not located).
 //! - 224 < M <= 256 where one wave of 256x128 cluster tiles fills at least 95% of the clusters (N = 8192 on 132
 //!   SMs: decode_attn_out, decode_mlp_down): cuBLAS's own tiling, whole 128x128 tiles on 2x1 clusters, 6 stages,
 //!   evict-first, PDL (`WHOLE_DECODE_SPEC`, H31): 1.018 on decode_attn_out, 1.026 on decode_mlp_down, 1.068 at
