@@ -281,7 +281,8 @@ fn run_trial(
 ) -> Vec<TrialRecord> {
     // A pinned ratio is checked to within its tolerance: sample until the interval is comfortably narrower.
     let precision = match expectation.expect {
-        crate::trial::expect::Expect::RatioNear { tolerance, .. } => {
+        crate::trial::expect::Expect::RatioNear { tolerance, .. }
+        | crate::trial::expect::Expect::EffectNear { tolerance, .. } => {
             Some(format!("{:.4}", 0.8 * tolerance.ln_1p()))
         }
         _ => None,

@@ -30,6 +30,9 @@ pub enum Expect {
     /// [ratio / (1 + tolerance), ratio * (1 + tolerance)] (no move beyond the tolerance shown with confidence),
     /// and is narrow enough (half-width under the tolerance) that a move of twice the tolerance would have shown.
     RatioNear { ratio: f64, tolerance: f64 },
+    /// A pinned effect: as `RatioNear`, and the interval on the pin's side of 1 (under 1 for a pin under 1, over 1
+    /// for one over 1), so that a lost effect fails even where the window reaches past 1.0.
+    EffectNear { ratio: f64, tolerance: f64 },
     /// Candidate time under this fraction of the baseline's, with confidence (a share: "the epilogue is < 15%").
     TimeRatioBelow(f64),
     /// Every variant matches the reference.
@@ -125,6 +128,11 @@ pub fn describe_expect(e: &Expect) -> String {
         Expect::RatioNear { ratio, tolerance } => {
             format!("time ratio {ratio:.3} within +-{:.0}%", tolerance * 100.0)
         }
+        Expect::EffectNear { ratio, tolerance } => format!(
+            "time ratio {ratio:.3} within +-{:.0}%, and {} than the baseline with confidence",
+            tolerance * 100.0,
+            if *ratio < 1.0 { "faster" } else { "slower" }
+        ),
         Expect::TimeRatioBelow(x) => format!("under {:.0}% of the baseline's time", x * 100.0),
         Expect::Correct => "matches the reference".into(),
         Expect::Caught(c) => format!("caught as {c:?}"),
@@ -164,31 +172,22 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
             format!("{} ({:.4})", e.verdict.word(), e.ratio),
         ),
         (Observed::Compared(e), Expect::RatioNear { ratio, tolerance }) => {
-            let (lo, hi) = (ratio / (1.0 + tolerance), ratio * (1.0 + tolerance));
-            let reaches = e.ci.0 <= hi && e.ci.1 >= lo;
-            let half_width = (e.ci.1 / e.ci.0).ln() / 2.0;
-            let precise = half_width <= tolerance.ln_1p();
-            let why = if !precise {
-                format!(
-                    ": too noisy to check the pin (half-width {:.1}% over the {:.0}% tolerance)",
-                    half_width * 100.0,
-                    tolerance * 100.0
-                )
-            } else if e.ci.0 > hi {
-                ": slower than the pin beyond the tolerance (a regression)".into()
-            } else if e.ci.1 < lo {
-                ": faster than the pin beyond the tolerance (re-pin it from a new reference run)"
-                    .into()
+            let (near, seen) = ratio_near(e, *ratio, *tolerance);
+            done(near, seen)
+        }
+        (Observed::Compared(e), Expect::EffectNear { ratio, tolerance }) => {
+            let (near, seen) = ratio_near(e, *ratio, *tolerance);
+            let (kept, side) = if *ratio < 1.0 {
+                (e.ci.1 < 1.0, "under")
             } else {
-                String::new()
+                (e.ci.0 > 1.0, "over")
             };
-            done(
-                reaches && precise,
-                format!(
-                    "ratio {:.4}, interval [{:.4}, {:.4}] against the window [{lo:.4}, {hi:.4}]{why}",
-                    e.ratio, e.ci.0, e.ci.1
-                ),
-            )
+            let lost = if kept {
+                String::new()
+            } else {
+                format!(": the effect not seen (the interval is not wholly {side} 1)")
+            };
+            done(near && kept, format!("{seen}{lost}"))
         }
         (Observed::Compared(e), Expect::TimeRatioBelow(x)) => done(
             e.rounds >= 2 && e.ci.1 < *x,
@@ -228,6 +227,35 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
             ),
         ),
     }
+}
+
+/// `RatioNear`'s check: whether the interval reaches into the pin's window and is narrow enough to tell, and what
+/// was seen.
+fn ratio_near(e: &crate::measure::stats::Estimate, ratio: f64, tolerance: f64) -> (bool, String) {
+    let (lo, hi) = (ratio / (1.0 + tolerance), ratio * (1.0 + tolerance));
+    let reaches = e.ci.0 <= hi && e.ci.1 >= lo;
+    let half_width = (e.ci.1 / e.ci.0).ln() / 2.0;
+    let precise = half_width <= tolerance.ln_1p();
+    let why = if !precise {
+        format!(
+            ": too noisy to check the pin (half-width {:.1}% over the {:.0}% tolerance)",
+            half_width * 100.0,
+            tolerance * 100.0
+        )
+    } else if e.ci.0 > hi {
+        ": slower than the pin beyond the tolerance (a regression)".into()
+    } else if e.ci.1 < lo {
+        ": faster than the pin beyond the tolerance (re-pin it from a new reference run)".into()
+    } else {
+        String::new()
+    };
+    (
+        reaches && precise,
+        format!(
+            "ratio {:.4}, interval [{:.4}, {:.4}] against the window [{lo:.4}, {hi:.4}]{why}",
+            e.ratio, e.ci.0, e.ci.1
+        ),
+    )
 }
 
 /// The sweep rule: take the best point of `names` (by chained estimate); for every other kernel point, the
@@ -304,5 +332,72 @@ fn fastest_among(rows: &[SweepRow], names: &[String]) -> (bool, String) {
         )
     } else {
         (false, format!("{seen}; {}", problems.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::{Estimate, StatsSettings};
+
+    fn compared(ratio: f64, ci: (f64, f64)) -> Estimate {
+        Estimate {
+            rounds: 8,
+            pairs: 48,
+            looks: 1,
+            ratio,
+            log_mean: ratio.ln(),
+            log_se: 0.001,
+            df: 7.0,
+            ci,
+            ci_equivalence: ci,
+            pair_sd: 0.01,
+            round_sd: 0.0,
+            between_round_sd: 0.0,
+            verdict: Verdict::NoChange,
+            settings: StatsSettings::default(),
+        }
+    }
+
+    fn record(e: Estimate) -> TrialRecord {
+        let mut r: TrialRecord = serde_json::from_value(serde_json::json!({
+            "name": "t", "description": "", "expectation": null, "observed": "Correct", "passed": true,
+            "judgement": "", "shape": null, "dtype": "F16", "variants": [], "comparison": null, "table": [],
+            "flags": [], "duration_s": 0.0
+        }))
+        .expect("a minimal record parses");
+        r.observed = Observed::Compared(e);
+        r
+    }
+
+    #[test]
+    fn a_pinned_effect_fails_when_the_effect_is_lost() {
+        let pin = Expect::EffectNear {
+            ratio: 0.977,
+            tolerance: 0.03,
+        };
+        let window = Expect::RatioNear {
+            ratio: 0.977,
+            tolerance: 0.03,
+        };
+        // As pinned: both pass.
+        let kept = record(compared(0.978, (0.975, 0.981)));
+        assert!(judge(&pin, &kept).passed && judge(&window, &kept).passed);
+        // The effect gone (the interval over 1.0): inside the window, so the ratio pin passes; the effect pin not.
+        let lost = record(compared(1.0, (0.997, 1.003)));
+        assert!(judge(&window, &lost).passed);
+        let j = judge(&pin, &lost);
+        assert!(
+            !j.passed && j.line.contains("the effect not seen"),
+            "{}",
+            j.line
+        );
+        // A slower pin asserts the other side.
+        let slower = Expect::EffectNear {
+            ratio: 1.022,
+            tolerance: 0.03,
+        };
+        assert!(judge(&slower, &record(compared(1.021, (1.019, 1.023)))).passed);
+        assert!(!judge(&slower, &record(compared(1.004, (0.999, 1.009)))).passed);
     }
 }

@@ -515,7 +515,9 @@ fn pinned_current_ratio(trial: &str, floor: f64) -> Expectation {
 /// `pinned` applies): there the verdict flips with a run's noise, as `beyond::pdl::decode_m1` (0.977 faster,
 /// then 0.978 inconclusive) and `ladder::auto::prefill_attn_out` showed at 0797e18.
 pub fn hypothesis_or_pinned(trial: &str, v: Verdict, hypothesis: &str, floor: f64) -> Expectation {
-    hypothesis_or_pinned_from(past_seed(trial), v, hypothesis, floor)
+    // A ladder cell says where a kernel stands against cuBLAS, not an effect of a change: its pin is a ratio.
+    let effect = (!trial.starts_with("ladder::")).then_some(trial);
+    hypothesis_or_pinned_from(past_seed(trial), v, hypothesis, floor, effect)
 }
 
 /// `hypothesis_or_pinned` from the runs that measured this candidate (by its label): for a trial whose kernel
@@ -531,7 +533,7 @@ pub fn hypothesis_or_pinned_for(
         .into_iter()
         .filter(|((run, ..), _)| candidate_label(run, trial).as_deref() == Some(candidate))
         .collect();
-    hypothesis_or_pinned_from(runs, v, hypothesis, floor)
+    hypothesis_or_pinned_from(runs, v, hypothesis, floor, None)
 }
 
 /// The candidate's label in a past-the-seed run's record of a trial.
@@ -545,12 +547,18 @@ fn candidate_label(run: &str, trial: &str) -> Option<String> {
     t["comparison"]["candidate"].as_str().map(str::to_string)
 }
 
+/// `effect`: the trial, where a pin may assert its side of 1 (`pinned_effect_or_ratio`); None: only the ratio.
 fn hypothesis_or_pinned_from(
     runs: Vec<(Estimate, Option<Verdict>)>,
     v: Verdict,
     hypothesis: &str,
     floor: f64,
+    effect: Option<&str>,
 ) -> Expectation {
+    let pin = |estimates: &[Estimate]| match effect {
+        Some(trial) => pinned_effect_or_ratio(trial, estimates, floor),
+        None => pinned_ratio_from(estimates, floor),
+    };
     let estimates: Vec<_> = runs.iter().map(|(e, _)| *e).collect();
     let confirmed = runs.iter().all(|(_, seen)| *seen == Some(v));
     let geomean =
@@ -558,14 +566,45 @@ fn hypothesis_or_pinned_from(
     let near_edge = !estimates.is_empty() && edge_distance(geomean, 0.02) < 0.015;
     match (confirmed, near_edge) {
         (true, false) => Expectation::hypothesis(Expect::Verdict(v), hypothesis),
-        (true, true) => pinned_ratio_from(&estimates, floor).noting(&format!(
+        (true, true) => pin(&estimates).noting(&format!(
             "; the hypothesis held ({} ({hypothesis})) but within 1.5% of the band's edge",
             v.word()
         )),
-        (false, _) => {
-            pinned_ratio_from(&estimates, floor).refuting(format!("{} ({hypothesis})", v.word()))
-        }
+        (false, _) => pin(&estimates).refuting(format!("{} ({hypothesis})", v.word())),
     }
+}
+
+/// As `pinned_ratio_from`, and where every run measured an effect of 1% or more on the same side of 1 with its
+/// interval wholly on that side (the pin's runs and every whole-suite run that holds the trial), the pin asserts
+/// that side too (`EffectNear`): a window of a few percent around a 1-3% effect reaches past 1.0, and without it a
+/// lost effect would pass.
+fn pinned_effect_or_ratio(trial: &str, runs: &[Estimate], floor: f64) -> Expectation {
+    let pin = pinned_ratio_from(runs, floor);
+    match pin.expect {
+        Expect::RatioNear { ratio, tolerance } if an_effect_everywhere(trial, runs) => {
+            Expectation {
+                expect: Expect::EffectNear { ratio, tolerance },
+                ..pin
+            }
+        }
+        _ => pin,
+    }
+}
+
+/// `an_effect` over these runs and every whole-suite run that holds the trial: an effect a host did not show is
+/// not asserted (`beyond::mma_wait_all::square4096`: 1.015 [1.013, 1.018] at deeab76, 1.007 [0.998, 1.016] at
+/// 0797e18).
+fn an_effect_everywhere(trial: &str, runs: &[Estimate]) -> bool {
+    let mut all = runs.to_vec();
+    all.extend(estimates(whole_suite_runs(), trial));
+    an_effect(&all)
+}
+
+/// Whether every run measured an effect of 1% or more on the same side of 1, its interval wholly on that side.
+fn an_effect(runs: &[Estimate]) -> bool {
+    !runs.is_empty()
+        && (runs.iter().all(|r| r.3 < 1.0 && r.1 <= 0.99)
+            || runs.iter().all(|r| r.2 > 1.0 && r.1 >= 1.01))
 }
 
 /// The pin of `pinned_current_ratio`, from the given runs' estimates.
@@ -686,12 +725,15 @@ pub fn pinned(trial: &str) -> Expectation {
     let r = reference(trial)
         .unwrap_or_else(|| panic!("{trial}: no reference run holds this trial to pin it from"));
     let near_edge = edge_distance(r.ratio(), 0.02) < 0.015;
+    // Near the edge: the ratio, and its side of 1 where every reference run's interval lies there by 1% or more
+    // (as `pinned_effect_or_ratio`).
+    let effect =
+        !trial.starts_with("ladder::") && an_effect_everywhere(trial, &estimates(parsed(), trial));
+    let (ratio, tolerance) = (round4(r.ratio()), 0.03);
     let expect = match r.verdict() {
         Some(v) if !near_edge => Expect::Verdict(v),
-        _ => Expect::RatioNear {
-            ratio: round4(r.ratio()),
-            tolerance: 0.03,
-        },
+        _ if effect => Expect::EffectNear { ratio, tolerance },
+        _ => Expect::RatioNear { ratio, tolerance },
     };
     Expectation::pinned(expect, r.runs.clone(), r.describe())
 }
@@ -763,6 +805,7 @@ mod tests {
             "H10",
             0.03,
         );
+        // ... a ratio, not a side of 1: a whole-suite host measured 1.007 [0.998, 1.016] (0797e18).
         match (&pinned.expect, &pinned.source) {
             (Expect::RatioNear { ratio, tolerance }, Source::Pinned { runs, refuted, .. }) => {
                 assert_eq!((*ratio, *tolerance), (1.0154, 0.03));
@@ -778,6 +821,24 @@ mod tests {
     }
 
     #[test]
+    fn only_an_effect_seen_in_every_run_pins_its_side() {
+        let run = |ratio: f64, lo: f64, hi: f64| ("r", ratio, lo, hi);
+        assert!(an_effect(&[
+            run(0.977, 0.974, 0.980),
+            run(0.983, 0.981, 0.985)
+        ]));
+        assert!(an_effect(&[run(1.022, 1.021, 1.024)]));
+        // An interval reaching 1, an effect under 1%, runs on both sides, no runs: the ratio alone.
+        assert!(!an_effect(&[
+            run(0.977, 0.974, 0.980),
+            run(0.988, 0.976, 1.001)
+        ]));
+        assert!(!an_effect(&[run(1.004, 1.003, 1.005)]));
+        assert!(!an_effect(&[run(0.98, 0.97, 0.99), run(1.02, 1.01, 1.03)]));
+        assert!(!an_effect(&[]));
+    }
+
+    #[test]
     fn pins_come_from_the_named_runs() {
         let r = reference("ablation::swizzle::square4096").unwrap();
         assert_eq!(r.runs.len(), 3);
@@ -788,9 +849,10 @@ mod tests {
 
     #[test]
     fn a_ratio_near_the_band_edge_is_pinned_as_a_ratio() {
-        // isolation::stages8: 0.976-0.978 in three runs, 0.3% beyond the band.
+        // isolation::stages8: 0.976-0.978 in three runs, 0.3% beyond the band; each interval wholly under 1, so
+        // the pin keeps that side as well as the ratio.
         match pinned("isolation::stages8::square4096").expect {
-            Expect::RatioNear { ratio, tolerance } => {
+            Expect::EffectNear { ratio, tolerance } => {
                 assert!((ratio - 0.9763).abs() < 0.002 && tolerance == 0.03)
             }
             e => panic!("{e:?}"),
