@@ -10,7 +10,7 @@
 //!   gemm-ablate list                    the rungs and what each adds
 //!   gemm-ablate device                  what the GPU is
 //!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
-//!   gemm-ablate report FILE... [--out DIR]  a markdown report with SVG charts (grouped by GPU and host)
+//!   gemm-ablate report FILE... [--out DIR] [--across-commits]  a markdown report with SVG charts (grouped by GPU and host)
 //!   gemm-ablate baseline NOW BASE [--fail-on-slower]  every trial of a run against the same trial in another
 //!   gemm-ablate profile SPEC SHAPE [bf16]  Nsight Compute on the variant and on cuBLAS, side by side
 
@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16]]");
     ExitCode::from(2)
 }
 
@@ -281,13 +281,16 @@ fn auto(args: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A markdown report with SVG charts from results files: `report FILE... [--out DIR]`.
+/// A markdown report with SVG charts from results files: `report FILE... [--out DIR] [--across-commits]`.
 fn report(args: &[String]) -> ExitCode {
     let mut files = Vec::new();
     let mut out = None;
+    let mut across_commits = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        if a == "--out" {
+        if a == "--across-commits" {
+            across_commits = true;
+        } else if a == "--out" {
             match it.next() {
                 Some(d) => out = Some(std::path::PathBuf::from(d)),
                 None => {
@@ -299,8 +302,13 @@ fn report(args: &[String]) -> ExitCode {
             files.push(std::path::PathBuf::from(a));
         }
     }
-    let built = harness::report::markdown::read_runs(&files)
-        .and_then(|runs| harness::report::markdown::build(&runs));
+    let built = harness::report::markdown::read_runs(&files).and_then(|runs| {
+        if across_commits {
+            harness::report::markdown::build_across_commits(&runs)
+        } else {
+            harness::report::markdown::build(&runs)
+        }
+    });
     let report = match built {
         Ok(r) => r,
         Err(e) => {

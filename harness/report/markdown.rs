@@ -73,7 +73,17 @@ fn safe(name: &str) -> String {
 
 /// Builds the report of these runs (shards of one run merged first).
 pub fn build(runs: &[(String, RunFile)]) -> Result<Report, String> {
-    let merged = merge_shards(runs.to_vec());
+    build_merged(merge_shards(runs.to_vec()))
+}
+
+/// As `build`, with the shards of one suite merged across commits and hosts (`merge_shards_across_commits`).
+pub fn build_across_commits(runs: &[(String, RunFile)]) -> Result<Report, String> {
+    build_merged(crate::report::shards::merge_shards_across_commits(
+        runs.to_vec(),
+    ))
+}
+
+fn build_merged(merged: Vec<(String, RunFile)>) -> Result<Report, String> {
     let runs = &merged;
     let mut md = String::from("# gemm-ablate report\n\n");
     let mut charts = Vec::new();
@@ -465,6 +475,32 @@ pub fn write(report: &Report, dir: &Path) -> Result<PathBuf, String> {
 mod tests {
     use super::*;
     use crate::report::results::committed_path as committed;
+
+    #[test]
+    fn shards_at_two_commits_merge_only_when_asked() {
+        // 93711e8's first shard and c810a3f's second: the same kernels and trials, two device calls.
+        let runs = read_runs(&[
+            committed("c810a3f/ablations-20261130T211640Z.json"),
+            committed("93711e8/ablations-20261130T210632Z.json"),
+        ])
+        .unwrap();
+        let total = runs[0].1.trials.len() + runs[1].1.trials.len();
+        assert_eq!(merge_shards(runs.clone()).len(), 2, "two commits: two runs");
+        let merged = crate::report::shards::merge_shards_across_commits(runs);
+        assert_eq!(merged.len(), 1);
+        let run = &merged[0].1;
+        assert_eq!(run.trials.len(), total);
+        assert!(run.environment.commit.starts_with("93711e8"));
+        assert!(run.environment.commit.contains(" + c810a3f"));
+        // One ladder, every cell of both shards in it.
+        let both = read_runs(&[
+            committed("93711e8/ablations-20261130T210632Z.json"),
+            committed("c810a3f/ablations-20261130T211640Z.json"),
+        ])
+        .unwrap();
+        let r = build_across_commits(&both).unwrap();
+        assert_eq!(r.markdown.matches("The ladder against cuBLAS").count(), 1);
+    }
 
     #[test]
     fn shards_of_one_run_merge_into_one_section() {

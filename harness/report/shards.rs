@@ -11,8 +11,10 @@ pub fn shard_of(run: &RunFile) -> Option<(usize, usize)> {
         .flatten()
 }
 
-/// What shards of one run share: the suite, commit, host, GPU, shard count and every other setting.
-fn shard_key(run: &RunFile, count: usize) -> String {
+/// What shards of one run share: the suite, commit, host, GPU, shard count and every other setting. Across
+/// commits (a suite split over device calls, each shard run where the machine was), only the suite, the shard count
+/// and the other settings.
+fn shard_key(run: &RunFile, count: usize, across_commits: bool) -> String {
     let env = &run.environment;
     let mut settings: Vec<_> = env
         .settings
@@ -20,6 +22,9 @@ fn shard_key(run: &RunFile, count: usize) -> String {
         .filter(|(k, _)| k != "GEMM_ABLATE_SHARD")
         .collect();
     settings.sort();
+    if across_commits {
+        return format!("{}|{count}|{settings:?}", run.suite);
+    }
     format!(
         "{}|{}|{}|{:?}|{count}|{settings:?}",
         run.suite,
@@ -37,12 +42,23 @@ type ShardGroup = (Option<String>, Vec<(usize, String, RunFile)>);
 /// one pass count. The merged run keeps the first shard's environment, its shard setting naming the shards merged
 /// (`1,2/2`); runs that are not shards pass through unchanged.
 pub fn merge_shards(runs: Vec<(String, RunFile)>) -> Vec<(String, RunFile)> {
+    merge(runs, false)
+}
+
+/// As `merge_shards`, and shards of one suite whose commits or hosts differ merge too (`report --across-commits`:
+/// a suite split over device calls at commits whose kernels and trials are the same). The merged run's commit and
+/// host name every shard's, in shard order, joined by " + ".
+pub fn merge_shards_across_commits(runs: Vec<(String, RunFile)>) -> Vec<(String, RunFile)> {
+    merge(runs, true)
+}
+
+fn merge(runs: Vec<(String, RunFile)>, across_commits: bool) -> Vec<(String, RunFile)> {
     // Each entry: a run that is not a shard (no key), or the shards of one run so far, by shard index.
     let mut groups: Vec<ShardGroup> = Vec::new();
     for (stem, run) in runs {
         match shard_of(&run) {
             Some((index, count)) => {
-                let key = shard_key(&run, count);
+                let key = shard_key(&run, count, across_commits);
                 match groups
                     .iter_mut()
                     .find(|g| g.0.as_deref() == Some(key.as_str()))
@@ -63,6 +79,15 @@ pub fn merge_shards(runs: Vec<(String, RunFile)>) -> Vec<(String, RunFile)> {
             let mut merged = vec![first_index.to_string()];
             for (index, s, r) in parts {
                 stem = format!("{stem}+{s}");
+                let env = &mut run.environment;
+                for (mine, theirs) in [
+                    (&mut env.commit, &r.environment.commit),
+                    (&mut env.host, &r.environment.host),
+                ] {
+                    if !mine.split(" + ").any(|c| c == theirs) {
+                        *mine = format!("{mine} + {theirs}");
+                    }
+                }
                 run.trials.extend(r.trials);
                 merged.push(index.to_string());
             }
