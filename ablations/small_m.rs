@@ -478,6 +478,8 @@ fn swap_store() -> Vec<GpuTrial> {
 /// (`multicast=a`) against the kernel `auto` ran for the same shape before H47 (cf3b52f).
 fn weights_shared() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    // `auto`'s kernel at 192x4096 before H47: two consumers of 64 weight rows, the tokens multicast, stream-K.
+    const STREAM_K_192: &str = "rung10:cluster=2,consumers=2,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,streamk=1,evict_first=1,pdl=1,stages=5,swap_store=pairs";
     [
         (
             "decode_m224",
@@ -493,7 +495,7 @@ fn weights_shared() -> Vec<GpuTrial> {
         ),
         (
             "n4096_k4096_m192",
-            "rung10:cluster=2,consumers=2,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,streamk=1,evict_first=1,pdl=1,stages=5,swap_store=pairs",
+            STREAM_K_192,
             "ablations/HYPOTHESES.md H46(d): four token tiles of 48 on 128 CTAs faster than two-consumer stream-K \
              by 10% or more (`auto` at 1.35 of cuBLAS's time, the tensor pipe 43% active against cuBLAS's 80%)",
         ),
@@ -505,7 +507,7 @@ fn weights_shared() -> Vec<GpuTrial> {
     })
     .chain([faster(
         "beyond::weights_shared::n4096_m192",
-        "rung10:cluster=2,consumers=2,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,streamk=1,evict_first=1,pdl=1,stages=5,swap_store=pairs",
+        STREAM_K_192,
         "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn=48,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=8,swap_store=pairs",
         "n4096_m192",
         "ablations/HYPOTHESES.md H47 (R2 at K = 8192, out of the fitting sample): four token tiles of 48 faster than \

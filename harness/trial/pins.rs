@@ -341,9 +341,14 @@ fn whole_suite_runs() -> &'static [(&'static str, Value)] {
 pub fn pinned_across_hosts(trial: &str, hypothesis: &str, floor: f64) -> Expectation {
     let mut runs = current(trial);
     runs.extend(estimates(whole_suite_runs(), trial));
+    unsettled_across_hosts(trial, &runs, floor, &format!("{hypothesis}:"))
+}
+
+/// The pin of these runs, keeping `lead` (the hypothesis) and what they measured beside it.
+fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str) -> Expectation {
     assert!(runs.len() >= 2, "{trial}: fewer than two runs hold it");
-    pinned_ratio_from(&runs, floor).refuting(format!(
-        "{hypothesis}: not settled on the H200; the same kernel measured {} on different hosts",
+    pinned_ratio_from(runs, floor).refuting(format!(
+        "{lead} not settled on the H200; the same kernel measured {} on different hosts",
         runs.iter()
             .map(|r| format!("{:.3}", r.1))
             .collect::<Vec<_>>()
@@ -393,39 +398,38 @@ pub fn pinned_from_sweep_across_hosts(
     hypothesis: &str,
     floor: f64,
 ) -> Expectation {
-    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    let mut runs = estimates(PARSED.get_or_init(|| parse(&SWEEPS)), compare_trial);
-    let suites = whole_suite_runs();
-    let same_kernel: Vec<_> = suites
-        .iter()
-        .filter(|(_, v)| {
-            v["trials"].as_array().is_some_and(|ts| {
-                ts.iter().any(|t| {
-                    t["name"] == trial
-                        && t["variants"]
-                            .as_array()
-                            .is_some_and(|vs| vs.iter().any(|x| x["name"] == candidate))
+    let ran_it = |run: &str| {
+        whole_suite_runs().iter().any(|(r, v)| {
+            *r == run
+                && v["trials"].as_array().is_some_and(|ts| {
+                    ts.iter().any(|t| {
+                        t["name"] == trial
+                            && t["variants"]
+                                .as_array()
+                                .is_some_and(|vs| vs.iter().any(|x| x["name"] == candidate))
+                    })
                 })
-            })
         })
-        .cloned()
-        .collect();
-    runs.extend(estimates(&same_kernel, trial));
-    assert!(runs.len() >= 2, "{trial}: fewer than two runs hold it");
-    pinned_ratio_from(&runs, floor).refuting(format!(
-        "chosen by {hypothesis}; not settled on the H200: the same kernel measured {} on different hosts",
-        runs.iter()
-            .map(|r| format!("{:.3}", r.1))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    };
+    let mut runs = estimates(sweep_runs(), compare_trial);
+    runs.extend(
+        estimates(whole_suite_runs(), trial)
+            .into_iter()
+            .filter(|e| ran_it(e.0)),
+    );
+    unsettled_across_hosts(trial, &runs, floor, &format!("chosen by {hypothesis};"))
+}
+
+/// The committed `compare` sweeps, parsed once.
+fn sweep_runs() -> &'static [(&'static str, Value)] {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    PARSED.get_or_init(|| parse(&SWEEPS))
 }
 
 /// The ratio a committed `compare` sweep measured for `compare_trial` (within `floor` at least), for a trial that
 /// runs the same pair of kernels on the same shape.
 pub fn sweep_pin(compare_trial: &str, floor: f64) -> Expectation {
-    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    let runs = estimates(PARSED.get_or_init(|| parse(&SWEEPS)), compare_trial);
+    let runs = estimates(sweep_runs(), compare_trial);
     assert!(
         !runs.is_empty(),
         "{compare_trial}: no committed sweep holds it"
