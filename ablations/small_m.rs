@@ -505,6 +505,7 @@ fn weights_shared() -> Vec<GpuTrial> {
         let name = format!("beyond::weights_shared::{s}");
         faster(&name, before, &auto_spec(&shape(s), H200_SMS).0, s, hypothesis)
     })
+    .chain([one_consumer()])
     .chain([faster(
         "beyond::weights_shared::n4096_m192",
         STREAM_K_192,
@@ -514,6 +515,29 @@ fn weights_shared() -> Vec<GpuTrial> {
          two-consumer stream-K by 8% or more, as at K = 4096; `auto` keeps stream-K past K = 4096 since",
     )])
     .collect()
+}
+
+/// H48: the weights-shared kernel `auto` runs at M = 200 with one consumer warpgroup over the 128 weight rows
+/// (`consumers=1,wg_m=128`) in place of two of 64. Refuted (1.30 slower), so pinned from the sweep that measured it.
+fn one_consumer() -> GpuTrial {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::pins::sweep_pin;
+    let base = auto_spec(&shape("decode_m200"), H200_SMS).0;
+    let cand = base.replace("consumers=2,wg_m=64", "consumers=1,wg_m=128");
+    assert_ne!(
+        cand, base,
+        "auto's kernel at M = 200 has two consumers of 64 rows"
+    );
+    spec_pair(
+        "beyond::one_consumer::decode_m200",
+        &base,
+        &cand,
+        "decode_m200",
+        sweep_pin(&format!("compare::{cand}::{base}::200x8192x8192"), 0.03).refuting(
+            "no change (ablations/HYPOTHESES.md H48: one warpgroup of async wgmmas keeps the tensor pipe as busy as \
+             two; cuBLAS's 128x104 kernel here carries no `coop` in its name)",
+        ),
+    )
 }
 
 /// Swap-AB as `auto` ran it at 883979f for 96 < M <= 192: two consumers of 64 weight rows, no cluster, stream-K.

@@ -126,7 +126,7 @@ pub fn extra_shapes() -> Vec<Shape> {
 /// (N and K off every tile width and tile_k too). For the `correct::any_m::*` trials and `compare`; they are not
 /// standard shapes, so the ladder and the step trials do not run them.
 pub fn token_count_shapes() -> Vec<Shape> {
-    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128, 160, 192, 224, 240]
+    let mut shapes: Vec<Shape> = [1, 8, 16, 32, 64, 128, 160, 192, 200, 224, 240]
         .iter()
         .map(|&m| Shape::new(&format!("decode_m{m}"), m, 8192, 8192))
         .collect();
@@ -246,6 +246,7 @@ mod parse_tests {
                 "decode_m128",
                 "decode_m160",
                 "decode_m192",
+                "decode_m200",
                 "decode_m224",
                 "decode_m240",
                 "tokens_384",

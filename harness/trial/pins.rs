@@ -359,8 +359,9 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// `compare` sweeps that measured a kernel before any trial ran it: H31's whole 128x128 tiles at M = 256 against
 /// cuBLAS (869f58b, tools/sweeps/decode-whole.txt), the pin of `ladder::auto` on the shapes `auto` now runs them;
 /// `swap_store=pairs` against the element stores on tokens_777 and tokens_480 (36011d7,
-/// tools/sweeps/h40-pairs-paired.txt), the pins of `beyond::swap_store`.
-const SWEEPS: [(&str, &str); 4] = [
+/// tools/sweeps/h40-pairs-paired.txt), the pins of `beyond::swap_store`; one consumer of 128 weight rows against
+/// two of 64 at M = 200 (4e3a90c, tools/sweeps/h48-one-consumer.txt), the pin of `beyond::one_consumer`.
+const SWEEPS: [(&str, &str); 5] = [
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
         include_str!(
@@ -380,6 +381,12 @@ const SWEEPS: [(&str, &str); 4] = [
     (
         "869f58b/decode-whole/runs/compare-20261130T180720Z",
         include_str!("../../results/h200/869f58b/decode-whole/runs/compare-20261130T180720Z.json"),
+    ),
+    (
+        "4e3a90c/h48-one-consumer/runs/compare-20261130T214536Z",
+        include_str!(
+            "../../results/h200/4e3a90c/h48-one-consumer/runs/compare-20261130T214536Z.json"
+        ),
     ),
 ];
 

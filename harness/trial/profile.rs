@@ -3,7 +3,9 @@
 //! The trial's child process runs under ncu with `--profile-from-start off`: it checks the variant, warms both
 //! up, and launches each once inside a profiler range, so exactly two kernels are profiled. Clocks and caches
 //! are left as the suite times them (`--clock-control none --cache-control none`), so durations match the
-//! suite's timing. The raw report is kept; the metrics are read back from it as CSV in base units.
+//! suite's timing. The raw report is kept; the metrics are read back from it as CSV in base units. Which cuBLAS
+//! path is "cuBLAS" is chosen by timing, which ncu distorts: a plain child chooses it first (remembered on disk
+//! for the machine), and the child under ncu only reads that choice.
 
 use crate::error::{Error, Result};
 use crate::trial::job::{Job, Observed, TrialRecord};
@@ -136,6 +138,7 @@ pub fn run(name: &str, job: &Job, dir: &Path) -> Result<Profile> {
     let record_path = dir.join("record.json");
     let report = dir.join("profile.ncu-rep");
     let metrics = metric_names().join(",");
+    choose_cublas_outside_the_profiler(name, job)?;
     let out = Command::new(&ncu)
         .args([
             "--profile-from-start",
@@ -154,6 +157,7 @@ pub fn run(name: &str, job: &Job, dir: &Path) -> Result<Profile> {
         .arg(dir.join("profile"))
         .arg(&exe)
         .env(subprocess::JOB_ENV, serde_json::to_string(job)?)
+        .env(crate::trial::run::UNDER_PROFILER_ENV, "1")
         .env(subprocess::NAME_ENV, name)
         .env(subprocess::RECORD_ENV, &record_path)
         .output()?;
@@ -199,6 +203,31 @@ pub fn run(name: &str, job: &Job, dir: &Path) -> Result<Profile> {
         serde_json::to_string_pretty(&profile)?,
     )?;
     Ok(profile)
+}
+
+/// Checks cuBLAS on the profiled problem in a child that no profiler watches, which times cuBLAS's paths and
+/// remembers the fastest for the machine, before the child under ncu reads that choice.
+fn choose_cublas_outside_the_profiler(name: &str, job: &Job) -> Result<()> {
+    let Job::Profile { shape, dtype, .. } = job else {
+        return Err(Error::Other(format!("{name}: profile runs a profile job")));
+    };
+    let check = Job::Check {
+        variant: crate::trial::job::VariantSpec::Cublas,
+        shape: shape.clone(),
+        dtype: *dtype,
+    };
+    let outcome = subprocess::run_in_child(
+        &format!("{name}::cublas_path"),
+        &check,
+        std::time::Duration::from_secs(120),
+    );
+    match outcome.record.observed {
+        Observed::Correct => Ok(()),
+        other => Err(Error::Other(format!(
+            "choosing the cuBLAS path before profiling: {other:?}\n{}",
+            outcome.output
+        ))),
+    }
 }
 
 /// One profiled kernel: its name and every metric ncu reported for it (base units).
