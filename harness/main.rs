@@ -12,7 +12,7 @@
 //!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
 //!   gemm-ablate report FILE... [--out DIR] [--across-commits]  a markdown report with SVG charts (grouped by GPU and host)
 //!   gemm-ablate baseline NOW BASE [--fail-on-slower]  every trial of a run against the same trial in another
-//!   gemm-ablate profile SPEC SHAPE [bf16]  Nsight Compute on the variant and on cuBLAS, side by side
+//!   gemm-ablate profile SPEC SHAPE [bf16] [--full]  Nsight Compute on the variant and on cuBLAS, side by side
 
 use harness::gpu::device;
 use harness::kernel::source;
@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full]]");
     ExitCode::from(2)
 }
 
@@ -133,8 +133,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Nsight Compute on one variant and on cuBLAS: `profile SPEC SHAPE [bf16]`; the report is kept under
-/// results/profiles/.
+/// Nsight Compute on one variant and on cuBLAS: `profile SPEC SHAPE [bf16] [--full]`; the report is kept under
+/// results/profiles/ (with `--full`, ncu's full section set and its details page, details.txt).
 fn profile(args: &[String]) -> ExitCode {
     let dtype = args[2..]
         .iter()
@@ -177,7 +177,8 @@ fn profile(args: &[String]) -> ExitCode {
         shape,
         dtype,
     };
-    match harness::trial::profile::run(&name, &job, &dir) {
+    let full = args[2..].iter().any(|a| a == "--full");
+    match harness::trial::profile::run(&name, &job, &dir, full) {
         Ok(p) => {
             print!("{}", harness::report::text::profile_text(&p));
             println!("saved in {}", dir.display());

@@ -144,8 +144,9 @@ pub const KNOWN: [(&str, &str); 23] = [
 
 /// Variables the harness sets for its own child processes, and the commit build.rs hands to rustc (cargo also
 /// exports it when it runs the tests).
-const INTERNAL: [&str; 5] = [
+const INTERNAL: [&str; 6] = [
     "GEMM_ABLATE_COMMIT",
+    "GEMM_ABLATE_UNDER_PROFILER",
     "GEMM_ABLATE_CHILD_DEVICE",
     "GEMM_ABLATE_CHILD_JOB",
     "GEMM_ABLATE_CHILD_NAME",

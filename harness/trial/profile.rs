@@ -131,7 +131,9 @@ fn ncu_failure(output: &str) -> String {
 }
 
 /// Profiles `job` (a `Job::Profile`) under ncu, keeps the report in `dir`, and returns the side-by-side table.
-pub fn run(name: &str, job: &Job, dir: &Path) -> Result<Profile> {
+/// `full`: ncu's full section set besides the table's metrics (dozens of replay passes a kernel), its details
+/// page written to `details.txt` beside the report.
+pub fn run(name: &str, job: &Job, dir: &Path, full: bool) -> Result<Profile> {
     let ncu = find_ncu()?;
     std::fs::create_dir_all(dir)?;
     let exe = std::env::current_exe()?;
@@ -152,8 +154,9 @@ pub fn run(name: &str, job: &Job, dir: &Path) -> Result<Profile> {
             "--force-overwrite",
             "--metrics",
             &metrics,
-            "--export",
         ])
+        .args(if full { &["--set", "full"][..] } else { &[] })
+        .arg("--export")
         .arg(dir.join("profile"))
         .arg(&exe)
         .env(subprocess::JOB_ENV, serde_json::to_string(job)?)
@@ -195,6 +198,14 @@ pub fn run(name: &str, job: &Job, dir: &Path) -> Result<Profile> {
         return Err(Error::Other(ncu_failure(&String::from_utf8_lossy(
             &csv.stderr,
         ))));
+    }
+    if full {
+        let details = Command::new(&ncu)
+            .arg("--import")
+            .arg(&report)
+            .args(["--page", "details"])
+            .output()?;
+        std::fs::write(dir.join("details.txt"), &details.stdout)?;
     }
     let kernels = parse_raw_csv(&text)?;
     let profile = side_by_side(&kernels, record, report)?;

@@ -246,20 +246,41 @@ pub fn choose_cublas_path(
             return Ok(*p);
         }
     }
-    let best = time_cublas_paths(gpu, cublas)?;
+    let times = time_cublas_paths(gpu, cublas)?;
+    let best = fastest_by_median(&times).unwrap_or(CublasPath::GemmEx);
     if std::env::var_os(UNDER_PROFILER_ENV).is_some() {
         return Ok(best); // good enough for this process; not a choice for the machine
     }
-    known.insert(key, best);
-    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
-    let _ = std::fs::write(&tmp, serde_json::to_string_pretty(&known)?)
-        .and_then(|_| std::fs::rename(&tmp, &file));
+    known.insert(key.clone(), best);
+    write_json_atomically(&file, &known)?;
+    // What each path measured, beside the choice, so that a choice can be checked afterwards.
+    let times_file = dir.join("cublas-path-times-v2.json");
+    let mut all: std::collections::BTreeMap<String, Vec<(String, f64)>> =
+        std::fs::read_to_string(&times_file)
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or_default();
+    let medians = times
+        .iter()
+        .filter(|(_, t)| !t.is_empty())
+        .map(|(p, t)| (format!("{p:?}"), stats::median(t) * 1e6))
+        .collect();
+    all.insert(key, medians);
+    write_json_atomically(&times_file, &all)?;
     Ok(best)
 }
 
+/// Writes `value` to `file` through a temporary file and a rename, so that a reader never sees half of it.
+fn write_json_atomically(file: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
+    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+    let _ = std::fs::write(&tmp, serde_json::to_string_pretty(value)?)
+        .and_then(|_| std::fs::rename(&tmp, file));
+    Ok(())
+}
+
 /// Times every path cuBLAS offers for this problem in `CHOOSER_ROUNDS` interleaved rounds (about 2 ms of
-/// back-to-back launches each) after 100 ms of warm-up, and returns the one with the lowest median.
-fn time_cublas_paths(gpu: &Gpu, cublas: &Cublas) -> Result<CublasPath> {
+/// back-to-back launches each) after 100 ms of warm-up: each path's times, in seconds a launch.
+fn time_cublas_paths(gpu: &Gpu, cublas: &Cublas) -> Result<Vec<(CublasPath, Vec<f64>)>> {
     let c = cublas.operands_c();
     let time = |path: CublasPath, n: u32| -> Result<f64> {
         let start = Instant::now();
@@ -287,7 +308,7 @@ fn time_cublas_paths(gpu: &Gpu, cublas: &Cublas) -> Result<CublasPath> {
             times[i].1.push(time(path, n)?);
         }
     }
-    Ok(fastest_by_median(&times).unwrap_or(CublasPath::GemmEx))
+    Ok(times)
 }
 
 /// The path whose median time is lowest (the first of equals).
