@@ -31,6 +31,8 @@
 //   MULTICAST_A       1 (with CLUSTER_M = 2): the cluster's CTAs take adjacent tiles along N with the same rows and
 //                     share the A tile instead (each loads half of it and multicasts it to both), as cuBLAS's 1x2
 //                     clusters; 0: adjacent along M, sharing B
+//   WAIT_SCOPE_CTA    1: every mbarrier wait acquires at CTA scope, as CUTLASS's cluster barriers do (a peer's
+//                     multicast and remote arrives included); 0: at cluster scope (primitives.cuh, H49)
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
 // maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;

@@ -81,11 +81,16 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 cluster_addr) {
 }
 
 // True once the phase with this parity has completed (i.e. the barrier's current phase has the other parity).
+// The wait acquires at cluster scope, or with WAIT_SCOPE_CTA at CTA scope, as CUTLASS's cluster barriers (H49).
 __device__ __forceinline__ bool mbar_try_wait(u32 bar, u32 parity) {
   u32 done;
   asm volatile(
       "{ .reg .pred p;\n"
+#if WAIT_SCOPE_CTA
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+#else
       "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+#endif
       "selp.u32 %0, 1, 0, p; }"
       : "=r"(done)
       : "r"(bar), "r"(parity)

@@ -164,6 +164,9 @@ pub struct GemmConfig {
     /// loads half and multicasts it), as cuBLAS's 1x2 clusters; otherwise adjacent along M, sharing B.
     #[serde(default)]
     pub multicast_a: bool,
+    /// Every mbarrier wait acquires at CTA scope (as CUTLASS's cluster barriers do) instead of cluster scope (H49).
+    #[serde(default)]
+    pub wait_cta_scope: bool,
 }
 
 fn default_consumer_regs() -> u32 {

@@ -120,6 +120,7 @@ impl Rung {
             hilbert_order: false,
             swap_store_pairs: false,
             multicast_a: false,
+            wait_cta_scope: false,
         };
         match self {
             Rung::KLoop => base,

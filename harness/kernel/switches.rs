@@ -259,11 +259,21 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "multicast",
         define: Some("MULTICAST_A"),
-        doc: "with cluster=2, the tile the two CTAs share: b (they sit along M, each loads half of B; the default) or a (along N, each loads half of A: cuBLAS's 1x2 clusters; whole tiles only; not yet run on a GPU)",
+        doc: "with cluster=2, the tile the two CTAs share: b (they sit along M, each loads half of B; the default) or a (along N, each loads half of A: cuBLAS's 1x2 clusters; whole tiles only; H44-H47)",
         value: |c| u32::from(c.multicast_a),
         set: |c, v| {
             let a = either("multicast", v, (&["b"], false), (&["a"], true));
             assign(&mut c.multicast_a, a)
+        },
+    },
+    Switch {
+        key: "wait_scope",
+        define: Some("WAIT_SCOPE_CTA"),
+        doc: "the scope at which every mbarrier wait acquires: cluster (the default) or cta (as CUTLASS's cluster barriers; H49)",
+        value: |c| u32::from(c.wait_cta_scope),
+        set: |c, v| {
+            let cta = either("wait_scope", v, (&["cluster", "0"], false), (&["cta", "1"], true));
+            assign(&mut c.wait_cta_scope, cta)
         },
     },
     Switch {
