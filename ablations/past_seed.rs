@@ -198,8 +198,20 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
              orientation moves L2 traffic, not MMA issue",
         )
     });
+    let wait_scope = on_rung10(
+        "beyond::wait_scope::square4096",
+        (
+            "rung10:wait_scope=cta",
+            harness::kernel::ladder::parse_spec("rung10:wait_scope=cta").expect("H49's spec parses"),
+        ),
+        "square4096",
+        Verdict::NoChange,
+        "ablations/HYPOTHESES.md H49: no change at 4096 cubed: each k-block's MMAs take twice as long as at \
+         M = 200 and hide the waits, whatever the scope of their acquire",
+    );
     ctas.chain(hilbert)
         .chain(multicast_a)
+        .chain([wait_scope])
         .chain([hilbert_correct])
         .chain(hybrid)
         .chain(everywhere)

@@ -505,7 +505,7 @@ fn weights_shared() -> Vec<GpuTrial> {
         let name = format!("beyond::weights_shared::{s}");
         faster(&name, before, &auto_spec(&shape(s), H200_SMS).0, s, hypothesis)
     })
-    .chain([one_consumer()])
+    .chain([one_consumer(), wait_scope_cta()])
     .chain([faster(
         "beyond::weights_shared::n4096_m192",
         STREAM_K_192,
@@ -536,6 +536,26 @@ fn one_consumer() -> GpuTrial {
         sweep_pin(&format!("compare::{cand}::{base}::200x8192x8192"), 0.03).refuting(
             "no change (ablations/HYPOTHESES.md H48: one warpgroup of async wgmmas keeps the tensor pipe as busy as \
              two; cuBLAS's 128x104 kernel here carries no `coop` in its name)",
+        ),
+    )
+}
+
+/// H49: `auto`'s kernel at M = 200 with every mbarrier wait acquiring at CTA scope. Refuted (no change where
+/// 1-4% faster was expected), so pinned from the sweep that measured it.
+fn wait_scope_cta() -> GpuTrial {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::pins::sweep_pin;
+    let base = auto_spec(&shape("decode_m200"), H200_SMS).0;
+    let cand = format!("{base},wait_scope=cta");
+    spec_pair(
+        "beyond::wait_scope::decode_m200",
+        &base,
+        &cand,
+        "decode_m200",
+        sweep_pin(&format!("compare::{cand}::{base}::200x8192x8192"), 0.03).refuting(
+            "faster by 1-4% (ablations/HYPOTHESES.md H49: a CTA-scope acquire, as CUTLASS's cluster barriers \
+             wait, costs fewer cycles a k-block than a cluster-scope one; ours is active 10% more cycles than \
+             cuBLAS's same tiling for the same tensor work)",
         ),
     )
 }

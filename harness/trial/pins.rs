@@ -360,8 +360,9 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// cuBLAS (869f58b, tools/sweeps/decode-whole.txt), the pin of `ladder::auto` on the shapes `auto` now runs them;
 /// `swap_store=pairs` against the element stores on tokens_777 and tokens_480 (36011d7,
 /// tools/sweeps/h40-pairs-paired.txt), the pins of `beyond::swap_store`; one consumer of 128 weight rows against
-/// two of 64 at M = 200 (4e3a90c, tools/sweeps/h48-one-consumer.txt), the pin of `beyond::one_consumer`.
-const SWEEPS: [(&str, &str); 5] = [
+/// two of 64 at M = 200 (4e3a90c, tools/sweeps/h48-one-consumer.txt), the pin of `beyond::one_consumer`; the
+/// waits at CTA scope at M = 200 (cab62f3, tools/sweeps/h49-wait-scope.txt), the pin of `beyond::wait_scope`.
+const SWEEPS: [(&str, &str); 6] = [
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
         include_str!(
@@ -386,6 +387,12 @@ const SWEEPS: [(&str, &str); 5] = [
         "4e3a90c/h48-one-consumer/runs/compare-20261130T214536Z",
         include_str!(
             "../../results/h200/4e3a90c/h48-one-consumer/runs/compare-20261130T214536Z.json"
+        ),
+    ),
+    (
+        "cab62f3/h49-wait-scope/runs/compare-20261130T215530Z",
+        include_str!(
+            "../../results/h200/cab62f3/h49-wait-scope/runs/compare-20261130T215530Z.json"
         ),
     ),
 ];
