@@ -148,7 +148,8 @@ mod tests {
     /// The b774589 run (committed), with one trial's record relabelled.
     fn run_with_candidate(trial: &str, candidate: &str) -> RunFile {
         let mut run =
-            RunFile::read(&reference_dir().join("ablations-20261130T143838Z.json")).unwrap();
+            RunFile::read(&reference_dir().join("b774589/ablations-20261130T143838Z.json"))
+                .unwrap();
         run.trials.retain(|t| t.name == trial);
         run.trials[0].comparison.as_mut().unwrap().candidate = candidate.to_string();
         run
