@@ -330,15 +330,18 @@ pub fn across_hosts(trial: &str) -> bool {
 }
 
 /// The whole-suite run since the cuBLAS path chooser was fixed (bda6421: a warm-up, then every path in five
-/// interleaved rounds, the lowest median wins): ea85c90's two shards and 34dbaf0's `ladder::` run on the next host,
-/// one-GPU hosts (results/h200/, the runs the `replay::` trials judge). On ea85c90's second host rung 5 on
-/// decode_attn_out measured 1.247 against cuBLAS (and rung 6 over rung 5 there 0.943), on 34dbaf0's 1.101: a ladder
-/// cell's window spans the hosts these runs saw. Every earlier run compared the
+/// interleaved rounds, the lowest median wins): ea85c90's two shards, then the `ladder::` runs of 34dbaf0 and
+/// 18f19ed, each on the next host, one-GPU hosts (results/h200/, the runs the `replay::` trials judge). On ea85c90's
+/// second host rung 5 on decode_attn_out measured 1.247 against cuBLAS (and rung 6 over rung 5 there 0.943), on
+/// 34dbaf0's 1.101. On decode_mlp_down the chooser takes cublasGemmEx or cuBLASLt's algorithm 2, 1-2% apart back to
+/// back, whose times in the trial's rounds differ more: `auto` measured 1.027 and 1.025 against algorithm 2, 0.952
+/// against cublasGemmEx at 18f19ed (0.958 at 93711e8, also against cublasGemmEx). A ladder cell's window spans what
+/// these runs saw. Every earlier run compared the
 /// ladder against a path chosen in one pass, in a row, on a GPU that may have been cold (or under ncu): at 4e3a90c
 /// that pass took cuBLASLt's algorithm 6 at 63.9 us where cublasGemmEx runs 47.9 us (200x8192x8192), and in
 /// ea85c90's suite the fixed chooser took faster paths than the earlier runs had on prefill_attn_out (1617 against
 /// cublasGemmEx's 1715 us), decode_mlp_up and decode_mlp_down. So those runs no longer pin a ratio to cuBLAS.
-const FIXED_CHOOSER: [(&str, &str); 3] = [
+const FIXED_CHOOSER: [(&str, &str); 4] = [
     (
         "ablations-20261130T215926Z",
         include_str!("../../results/h200/ablations-20261130T215926Z.json"),
@@ -350,6 +353,10 @@ const FIXED_CHOOSER: [(&str, &str); 3] = [
     (
         "ablations-20261130T221821Z",
         include_str!("../../results/h200/ablations-20261130T221821Z.json"),
+    ),
+    (
+        "ablations-20261130T222350Z",
+        include_str!("../../results/h200/ablations-20261130T222350Z.json"),
     ),
 ];
 
