@@ -336,8 +336,9 @@ pub fn across_hosts(trial: &str) -> bool {
 /// 34dbaf0's 1.101. On decode_mlp_down the chooser takes cublasGemmEx or cuBLASLt's algorithm 2, 1-2% apart back to
 /// back, whose times in the trial's rounds differ more: `auto` measured 1.027 and 1.025 against algorithm 2, 0.952
 /// against cublasGemmEx at 18f19ed (0.958 at 93711e8, also against cublasGemmEx). A ladder cell's window spans what
-/// these runs saw. Every earlier run compared the
-/// ladder against a path chosen in one pass, in a row, on a GPU that may have been cold (or under ncu): at 4e3a90c
+/// these runs saw.
+///
+/// Every earlier run compared the ladder against a path chosen in one pass, in a row, on a GPU that may have been cold (or under ncu): at 4e3a90c
 /// that pass took cuBLASLt's algorithm 6 at 63.9 us where cublasGemmEx runs 47.9 us (200x8192x8192), and in
 /// ea85c90's suite the fixed chooser took faster paths than the earlier runs had on prefill_attn_out (1617 against
 /// cublasGemmEx's 1715 us), decode_mlp_up and decode_mlp_down. So those runs no longer pin a ratio to cuBLAS.
@@ -378,18 +379,7 @@ pub fn against_the_fixed_chooser(trial: &str, before: Expectation) -> Expectatio
         fixed_chooser_runs()
             .iter()
             .find(|(r, _)| *r == run)
-            .and_then(|(_, v)| {
-                v["trials"]
-                    .as_array()?
-                    .iter()
-                    .find(|t| t["name"] == trial)
-                    .and_then(|t| {
-                        serde_json::from_value::<Verdict>(
-                            t["comparison"]["estimate"]["verdict"].clone(),
-                        )
-                        .ok()
-                    })
-            })
+            .and_then(|(_, v)| recorded_verdict(v, trial))
     };
     if let Expect::Verdict(v) = &before.expect {
         if runs.iter().all(|r| seen(r.0) == Some(*v)) {
@@ -550,19 +540,27 @@ fn past_seed_runs() -> &'static [(&'static str, Value)] {
     PARSED.get_or_init(|| parse(&PAST_SEED))
 }
 
+/// The verdict a run's record of `trial` reached (None where it holds no comparison of that name).
+fn recorded_verdict(run: &Value, trial: &str) -> Option<Verdict> {
+    let t = run["trials"]
+        .as_array()?
+        .iter()
+        .find(|t| t["name"] == trial)?;
+    serde_json::from_value(t["comparison"]["estimate"]["verdict"].clone()).ok()
+}
+
 /// Each past-the-seed reference run's estimate of a trial, as `current` gives them, with its verdict.
 fn past_seed(trial: &str) -> Vec<(Estimate, Option<Verdict>)> {
     let runs = past_seed_runs();
-    let verdicts = runs.iter().filter_map(|(run, v)| {
-        let t = v["trials"]
-            .as_array()?
-            .iter()
-            .find(|t| t["name"] == trial)?;
-        Some((
-            *run,
-            serde_json::from_value::<Verdict>(t["comparison"]["estimate"]["verdict"].clone()).ok(),
-        ))
-    });
+    let holds = |v: &Value| {
+        v["trials"]
+            .as_array()
+            .is_some_and(|ts| ts.iter().any(|t| t["name"] == trial))
+    };
+    let verdicts = runs
+        .iter()
+        .filter(|(_, v)| holds(v))
+        .map(|(run, v)| (*run, recorded_verdict(v, trial)));
     let verdicts: Vec<_> = verdicts.collect();
     estimates(runs, trial)
         .into_iter()
