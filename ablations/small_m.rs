@@ -520,43 +520,43 @@ fn weights_shared() -> Vec<GpuTrial> {
 /// H48: the weights-shared kernel `auto` runs at M = 200 with one consumer warpgroup over the 128 weight rows
 /// (`consumers=1,wg_m=128`) in place of two of 64. Refuted (1.30 slower), so pinned from the sweep that measured it.
 fn one_consumer() -> GpuTrial {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
-    use harness::trial::pins::sweep_pin;
-    let base = auto_spec(&shape("decode_m200"), H200_SMS).0;
-    let cand = base.replace("consumers=2,wg_m=64", "consumers=1,wg_m=128");
-    assert_ne!(
-        cand, base,
-        "auto's kernel at M = 200 has two consumers of 64 rows"
-    );
-    spec_pair(
+    refuted_at_m200(
         "beyond::one_consumer::decode_m200",
-        &base,
-        &cand,
-        "decode_m200",
-        sweep_pin(&format!("compare::{cand}::{base}::200x8192x8192"), 0.03).refuting(
-            "no change (ablations/HYPOTHESES.md H48: one warpgroup of async wgmmas keeps the tensor pipe as busy as \
-             two; cuBLAS's 128x104 kernel here carries no `coop` in its name)",
-        ),
+        |base| {
+            let cand = base.replace("consumers=2,wg_m=64", "consumers=1,wg_m=128");
+            assert_ne!(cand, base, "auto's kernel at M = 200 has two consumers of 64 rows");
+            cand
+        },
+        "no change (ablations/HYPOTHESES.md H48: one warpgroup of async wgmmas keeps the tensor pipe as busy as \
+         two; cuBLAS's 128x104 kernel here carries no `coop` in its name)",
     )
 }
 
 /// H49: `auto`'s kernel at M = 200 with every mbarrier wait acquiring at CTA scope. Refuted (no change where
 /// 1-4% faster was expected), so pinned from the sweep that measured it.
 fn wait_scope_cta() -> GpuTrial {
+    refuted_at_m200(
+        "beyond::wait_scope::decode_m200",
+        |base| format!("{base},wait_scope=cta"),
+        "faster by 1-4% (ablations/HYPOTHESES.md H49: a CTA-scope acquire, as CUTLASS's cluster barriers \
+         wait, costs fewer cycles a k-block than a cluster-scope one; ours is active 10% more cycles than \
+         cuBLAS's same tiling for the same tensor work)",
+    )
+}
+
+/// `auto`'s kernel at M = 200 against `candidate(auto's spec)`, pinned from the committed sweep that measured the
+/// pair on 200x8192x8192, with the hypothesis it refuted beside the pin.
+fn refuted_at_m200(name: &str, candidate: impl Fn(&str) -> String, hypothesis: &str) -> GpuTrial {
     use harness::kernel::dispatch::{auto_spec, H200_SMS};
     use harness::trial::pins::sweep_pin;
     let base = auto_spec(&shape("decode_m200"), H200_SMS).0;
-    let cand = format!("{base},wait_scope=cta");
+    let cand = candidate(&base);
     spec_pair(
-        "beyond::wait_scope::decode_m200",
+        name,
         &base,
         &cand,
         "decode_m200",
-        sweep_pin(&format!("compare::{cand}::{base}::200x8192x8192"), 0.03).refuting(
-            "faster by 1-4% (ablations/HYPOTHESES.md H49: a CTA-scope acquire, as CUTLASS's cluster barriers \
-             wait, costs fewer cycles a k-block than a cluster-scope one; ours is active 10% more cycles than \
-             cuBLAS's same tiling for the same tensor work)",
-        ),
+        sweep_pin(&format!("compare::{cand}::{base}::200x8192x8192"), 0.03).refuting(hypothesis),
     )
 }
 

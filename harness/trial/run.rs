@@ -212,7 +212,8 @@ const CHOOSER_ROUNDS: usize = 5;
 /// machine compares against the same cuBLAS algorithm. The GPU is kept busy first so that its clock has left
 /// idle, then the paths are timed in interleaved rounds and the lowest median wins: before 4e3a90c each path was
 /// timed once in a row, and a choice made on a cold GPU (or under ncu) picked cuBLASLt's algorithm 6 at 63.9 us
-/// where cublasGemmEx took 47.9 us on c810a3f's host (200x8192x8192, results/h200/4e3a90c/h48-one-consumer/), and was remembered.
+/// where cublasGemmEx took 47.9 us on c810a3f's host (200x8192x8192, results/h200/4e3a90c/h48-one-consumer/), and
+/// was remembered.
 pub fn choose_cublas_path(
     gpu: &Gpu,
     cublas: &Cublas,
@@ -237,10 +238,7 @@ pub fn choose_cublas_path(
     let _held = lock.as_ref().ok().and_then(|f| f.lock().ok());
     // v2: choices made by the one-pass chooser before 4e3a90c's fix are not read back.
     let file = dir.join("cublas-paths-v2.json");
-    let mut known: std::collections::BTreeMap<String, CublasPath> = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default();
+    let mut known: std::collections::BTreeMap<String, CublasPath> = read_json_or_default(&file);
     if let Some(p) = known.get(&key) {
         if cublas.paths().contains(p) {
             return Ok(*p);
@@ -256,10 +254,7 @@ pub fn choose_cublas_path(
     // What each path measured, beside the choice, so that a choice can be checked afterwards.
     let times_file = dir.join("cublas-path-times-v2.json");
     let mut all: std::collections::BTreeMap<String, Vec<(String, f64)>> =
-        std::fs::read_to_string(&times_file)
-            .ok()
-            .and_then(|s| serde_json::from_str(&s).ok())
-            .unwrap_or_default();
+        read_json_or_default(&times_file);
     let medians = times
         .iter()
         .filter(|(_, t)| !t.is_empty())
@@ -268,6 +263,14 @@ pub fn choose_cublas_path(
     all.insert(key, medians);
     write_json_atomically(&times_file, &all)?;
     Ok(best)
+}
+
+/// What `file` holds, or the empty value where it is missing or unreadable (a cache: it is rebuilt).
+fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(file: &std::path::Path) -> T {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default()
 }
 
 /// Writes `value` to `file` through a temporary file and a rename, so that a reader never sees half of it.
