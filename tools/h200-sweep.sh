@@ -15,4 +15,6 @@ grep -v '^\s*#' "$1" | grep -v '^\s*$' | while read -r shape base cands; do
   # shellcheck disable=SC2086
   timeout 200 .gpu/gemm-ablate compare "$shape" "$base" $cands 2>&1 | grep -v '^  round'
 done > "$OUT/sweep/sweep.log"
+# The cuBLAS chooser's choices and per-path medians (a cache; .txt, so that results/*.json stay run records).
+for f in cublas-paths cublas-path-times; do cp "${GEMM_ABLATE_CACHE:-/tmp/gemm-ablate-kernels}/$f-v3.json" "$OUT/sweep/$f.txt" 2>/dev/null; done
 tar czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"

@@ -1,5 +1,5 @@
 //! cuBLAS on the same device tensors: cublasGemmEx (fp32 compute) and cuBLASLt (the fastest of its heuristic's
-//! top algorithms, timed once per shape and remembered on disk). The faster of the two is "cuBLAS". A float64 CPU
+//! top algorithms). The fastest path in the rounds' conditions is "cuBLAS" (cublas_choice.rs). A float64 CPU
 //! GEMM on small shapes validates the cuBLAS call itself (layouts, transposes).
 //!
 //! cuBLAS is column-major: row-major C[M,N] = A[M,K] B[N,K]^T is computed as C^T = B A^T with transa = T on B
@@ -170,7 +170,7 @@ impl Drop for LtPlan {
 
 impl<'a> Cublas<'a> {
     /// Creates both handles on the GPU's stream and plans cuBLASLt for this problem. The path starts as GemmEx;
-    /// `choose_fastest` picks the reference.
+    /// `cublas_choice::choose_cublas_path` picks the reference.
     pub fn new(gpu: &Gpu, operands: &'a Operands) -> Result<Cublas<'a>> {
         gpu.ctx.bind_to_thread().during("binding the context")?;
         let blas_handle =
@@ -276,9 +276,17 @@ impl<'a> Cublas<'a> {
         }
     }
 
-    /// C of operand set 0 (scratch output for path selection).
-    pub fn operands_c(&self) -> u64 {
-        self.operands.sets[0].c()
+    /// Enqueues one GEMM through `path` on operand set `set`, writing that set's C.
+    pub fn launch_on_path(&self, gpu: &Gpu, path: CublasPath, set: usize) -> Result<()> {
+        self.gemm_into(gpu, path, set, self.operands.sets[set].c())
+    }
+
+    pub fn shape(&self) -> &Shape {
+        &self.operands.shape
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.operands.dtype
     }
 
     /// Name of the current path, for reports.
@@ -302,7 +310,7 @@ impl Variant for Cublas<'_> {
         format!("cuBLAS ({})", self.path_name())
     }
     fn launch(&self, gpu: &Gpu, set: usize) -> Result<()> {
-        self.gemm_into(gpu, self.path, set, self.operands.sets[set].c())
+        self.launch_on_path(gpu, self.path, set)
     }
 }
 

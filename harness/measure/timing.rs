@@ -141,8 +141,9 @@ impl Comparison {
     }
 }
 
-/// Launches `v` `launches` times between two events; returns the elapsed milliseconds.
-fn batch(
+/// Launches `v` `launches` times between two events, rotating over `sets` operand sets from `next_set`; returns
+/// the elapsed milliseconds.
+pub fn batch(
     gpu: &Gpu,
     v: &dyn Variant,
     launches: u32,

@@ -160,7 +160,7 @@ pub fn run(name: &str, job: &Job, dir: &Path, full: bool) -> Result<Profile> {
         .arg(dir.join("profile"))
         .arg(&exe)
         .env(subprocess::JOB_ENV, serde_json::to_string(job)?)
-        .env(crate::trial::run::UNDER_PROFILER_ENV, "1")
+        .env(crate::measure::cublas_choice::UNDER_PROFILER_ENV, "1")
         .env(subprocess::NAME_ENV, name)
         .env(subprocess::RECORD_ENV, &record_path)
         .output()?;

@@ -6,6 +6,7 @@ use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
 use crate::kernel::problem::{DType, Shape};
 use crate::measure::check;
+use crate::measure::cublas_choice::choose_cublas_path;
 use crate::measure::measures::{self, Measure};
 use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
@@ -201,129 +202,6 @@ fn problem(r: &VariantRecord) -> Option<(Caught, String)> {
     }
 }
 
-/// Set (to anything) in a process that runs under a profiler: its timings are not the GPU's, so it never
-/// chooses a cuBLAS path for the machine (`profile` chooses one in a plain child first).
-pub const UNDER_PROFILER_ENV: &str = "GEMM_ABLATE_UNDER_PROFILER";
-
-/// Rounds in which every cuBLAS path is timed once, in turn.
-const CHOOSER_ROUNDS: usize = 5;
-
-/// Picks the fastest cuBLAS path for this problem; the choice is remembered on disk, so every process on this
-/// machine compares against the same cuBLAS algorithm. The GPU is kept busy first so that its clock has left
-/// idle, then the paths are timed in interleaved rounds and the lowest median wins: before 4e3a90c each path was
-/// timed once in a row, and a choice made on a cold GPU (or under ncu) picked cuBLASLt's algorithm 6 at 63.9 us
-/// where cublasGemmEx took 47.9 us on c810a3f's host (200x8192x8192, results/h200/4e3a90c/h48-one-consumer/), and
-/// was remembered.
-pub fn choose_cublas_path(
-    gpu: &Gpu,
-    cublas: &Cublas,
-    shape: &Shape,
-    dtype: DType,
-) -> Result<CublasPath> {
-    let key = format!(
-        "{}|{}|{}x{}x{}|{}|{}",
-        gpu.info.name,
-        shape.name,
-        shape.m,
-        shape.n,
-        shape.k,
-        dtype.name(),
-        cublas.version()
-    );
-    let dir = crate::gpu::compile::cache_dir();
-    let _ = std::fs::create_dir_all(&dir);
-    // Trials on other GPUs of this host choose at the same time: one chooser at a time, so each shape gets
-    // one path for the whole machine.
-    let lock = std::fs::File::create(dir.join("cublas-paths.lock"));
-    let _held = lock.as_ref().ok().and_then(|f| f.lock().ok());
-    // v2: choices made by the one-pass chooser before 4e3a90c's fix are not read back.
-    let file = dir.join("cublas-paths-v2.json");
-    let mut known: std::collections::BTreeMap<String, CublasPath> = read_json_or_default(&file);
-    if let Some(p) = known.get(&key) {
-        if cublas.paths().contains(p) {
-            return Ok(*p);
-        }
-    }
-    let times = time_cublas_paths(gpu, cublas)?;
-    let best = fastest_by_median(&times).unwrap_or(CublasPath::GemmEx);
-    if std::env::var_os(UNDER_PROFILER_ENV).is_some() {
-        return Ok(best); // good enough for this process; not a choice for the machine
-    }
-    known.insert(key.clone(), best);
-    write_json_atomically(&file, &known)?;
-    // What each path measured, beside the choice, so that a choice can be checked afterwards.
-    let times_file = dir.join("cublas-path-times-v2.json");
-    let mut all: std::collections::BTreeMap<String, Vec<(String, f64)>> =
-        read_json_or_default(&times_file);
-    let medians = times
-        .iter()
-        .filter(|(_, t)| !t.is_empty())
-        .map(|(p, t)| (format!("{p:?}"), stats::median(t) * 1e6))
-        .collect();
-    all.insert(key, medians);
-    write_json_atomically(&times_file, &all)?;
-    Ok(best)
-}
-
-/// What `file` holds, or the empty value where it is missing or unreadable (a cache: it is rebuilt).
-fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(file: &std::path::Path) -> T {
-    std::fs::read_to_string(file)
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default()
-}
-
-/// Writes `value` to `file` through a temporary file and a rename, so that a reader never sees half of it.
-fn write_json_atomically(file: &std::path::Path, value: &impl serde::Serialize) -> Result<()> {
-    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
-    let _ = std::fs::write(&tmp, serde_json::to_string_pretty(value)?)
-        .and_then(|_| std::fs::rename(&tmp, file));
-    Ok(())
-}
-
-/// Times every path cuBLAS offers for this problem in `CHOOSER_ROUNDS` interleaved rounds (about 2 ms of
-/// back-to-back launches each) after 100 ms of warm-up: each path's times, in seconds a launch.
-fn time_cublas_paths(gpu: &Gpu, cublas: &Cublas) -> Result<Vec<(CublasPath, Vec<f64>)>> {
-    let c = cublas.operands_c();
-    let time = |path: CublasPath, n: u32| -> Result<f64> {
-        let start = Instant::now();
-        for _ in 0..n {
-            cublas.gemm_into(gpu, path, 0, c)?;
-        }
-        gpu.synchronize()?;
-        Ok(start.elapsed().as_secs_f64() / f64::from(n))
-    };
-    let warm_until = Instant::now() + Duration::from_millis(100);
-    while Instant::now() < warm_until {
-        time(CublasPath::GemmEx, 3)?;
-    }
-    // Launches per timing for each path that runs here (the heuristic may offer one that cannot).
-    let mut runnable = Vec::new();
-    for path in cublas.paths() {
-        if let Ok(t) = time(path, 3) {
-            runnable.push((path, ((0.002 / t).ceil() as u32).clamp(3, 200)));
-        }
-    }
-    let mut times: Vec<(CublasPath, Vec<f64>)> =
-        runnable.iter().map(|&(p, _)| (p, Vec::new())).collect();
-    for _ in 0..CHOOSER_ROUNDS {
-        for (i, &(path, n)) in runnable.iter().enumerate() {
-            times[i].1.push(time(path, n)?);
-        }
-    }
-    Ok(times)
-}
-
-/// The path whose median time is lowest (the first of equals).
-fn fastest_by_median(times: &[(CublasPath, Vec<f64>)]) -> Option<CublasPath> {
-    times
-        .iter()
-        .filter(|(_, t)| !t.is_empty())
-        .map(|(p, t)| (*p, stats::median(t)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(p, _)| p)
-}
-
 /// Checks every spec on one fresh set of operands; returns the records, the cuBLAS path to time with, and what
 /// is wrong (if anything).
 #[allow(clippy::type_complexity)]
@@ -342,7 +220,7 @@ fn check_all(
     let ops = Operands::new(&ctx.gpu, util, shape, dtype, 1, ctx.seeds.next())?;
     let mut cublas = Cublas::new(&ctx.gpu, &ops)?;
     let path = if specs.iter().any(|s| **s == VariantSpec::Cublas) {
-        choose_cublas_path(&ctx.gpu, &cublas, shape, dtype)?
+        choose_cublas_path(&ctx.gpu, util, &cublas, &ctx.seeds, &ctx.settings.timing)?
     } else {
         CublasPath::GemmEx
     };
@@ -815,21 +693,4 @@ fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Res
         flags: if passed { lines } else { Vec::new() },
         ..TrialRecord::new(name, job, observed)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cublas_path_with_the_lowest_median_wins_not_the_lowest_single_time() {
-        // GemmEx timed slow once (a cold clock), fastest in the other rounds: its median wins.
-        let times = vec![
-            (CublasPath::GemmEx, vec![64.0, 48.0, 48.5, 47.9, 48.2]),
-            (CublasPath::Lt(6), vec![63.9, 63.5, 47.0, 64.2, 63.8]),
-            (CublasPath::Lt(0), vec![]),
-        ];
-        assert_eq!(fastest_by_median(&times), Some(CublasPath::GemmEx));
-        assert_eq!(fastest_by_median(&[]), None);
-    }
 }
