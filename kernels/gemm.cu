@@ -33,6 +33,8 @@
 //                     clusters; 0: adjacent along M, sharing B
 //   WAIT_SCOPE_CTA    1: every mbarrier wait acquires at CTA scope, as CUTLASS's cluster barriers do (a peer's
 //                     multicast and remote arrives included); 0: at cluster scope (primitives.cuh, H49)
+//   WAIT_SUSPEND_HINT 1: every mbarrier wait passes a 10 ms suspend-time hint, as CUTLASS's, so the thread may sleep
+//                     until the phase completes; 0: it polls with the hardware's default limit (H51)
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
 // maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;

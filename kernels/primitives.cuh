@@ -82,18 +82,26 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 cluster_addr) {
 
 // True once the phase with this parity has completed (i.e. the barrier's current phase has the other parity).
 // The wait acquires at cluster scope, or with WAIT_SCOPE_CTA at CTA scope, as CUTLASS's cluster barriers (H49).
+// With WAIT_SUSPEND_HINT the thread may stay suspended up to 10 ms for the phase (CUTLASS's hint) instead of
+// returning after the hardware's default limit (H51); it still returns when the phase completes.
+#if WAIT_SUSPEND_HINT
+#define MBAR_SUSPEND_OPERAND ", %3"
+#else
+#define MBAR_SUSPEND_OPERAND ""
+#endif
+#if WAIT_SCOPE_CTA
+#define MBAR_WAIT_SCOPE "cta"
+#else
+#define MBAR_WAIT_SCOPE "cluster"
+#endif
 __device__ __forceinline__ bool mbar_try_wait(u32 bar, u32 parity) {
   u32 done;
   asm volatile(
       "{ .reg .pred p;\n"
-#if WAIT_SCOPE_CTA
-      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
-#else
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-#endif
+      "mbarrier.try_wait.parity.acquire." MBAR_WAIT_SCOPE ".shared::cta.b64 p, [%1], %2" MBAR_SUSPEND_OPERAND ";\n"
       "selp.u32 %0, 1, 0, p; }"
       : "=r"(done)
-      : "r"(bar), "r"(parity)
+      : "r"(bar), "r"(parity), "n"(10000000)
       : "memory");
   return done != 0;
 }

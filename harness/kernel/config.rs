@@ -167,6 +167,10 @@ pub struct GemmConfig {
     /// Every mbarrier wait acquires at CTA scope (as CUTLASS's cluster barriers do) instead of cluster scope (H49).
     #[serde(default)]
     pub wait_cta_scope: bool,
+    /// Every mbarrier wait passes a suspend-time hint (CUTLASS's 10 ms), so a waiting thread may sleep until the
+    /// phase completes instead of polling (H51).
+    #[serde(default)]
+    pub wait_suspend: bool,
 }
 
 fn default_consumer_regs() -> u32 {

@@ -121,6 +121,7 @@ impl Rung {
             swap_store_pairs: false,
             multicast_a: false,
             wait_cta_scope: false,
+            wait_suspend: false,
         };
         match self {
             Rung::KLoop => base,

@@ -277,6 +277,13 @@ pub const SWITCHES: &[Switch] = &[
         },
     },
     Switch {
+        key: "wait_suspend",
+        define: Some("WAIT_SUSPEND_HINT"),
+        doc: "1: every mbarrier wait passes a suspend-time hint of 10 ms (as CUTLASS's cluster barriers), so a waiting thread may sleep until the phase completes; 0 (the default): it polls (H51)",
+        value: |c| u32::from(c.wait_suspend),
+        set: |c, v| assign(&mut c.wait_suspend, flag("wait_suspend", v)),
+    },
+    Switch {
         key: "tile_order",
         define: Some("TILE_ORDER_TABLE"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",
