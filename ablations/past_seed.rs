@@ -209,9 +209,20 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         "ablations/HYPOTHESES.md H49: no change at 4096 cubed: each k-block's MMAs take twice as long as at \
          M = 200 and hide the waits, whatever the scope of their acquire",
     );
+    let wait_suspend = on_rung10(
+        "beyond::wait_suspend::square4096",
+        (
+            "rung10:wait_suspend=1",
+            harness::kernel::ladder::parse_spec("rung10:wait_suspend=1").expect("H51's spec parses"),
+        ),
+        "square4096",
+        Verdict::NoChange,
+        "ablations/HYPOTHESES.md H51: no change at 4096 cubed: the waits are short and rare against each \
+         k-block's MMAs, so whether a waiting thread polls or sleeps does not show",
+    );
     ctas.chain(hilbert)
         .chain(multicast_a)
-        .chain([wait_scope])
+        .chain([wait_scope, wait_suspend])
         .chain([hilbert_correct])
         .chain(hybrid)
         .chain(everywhere)

@@ -506,6 +506,7 @@ fn weights_shared() -> Vec<GpuTrial> {
         faster(&name, before, &auto_spec(&shape(s), H200_SMS).0, s, hypothesis)
     })
     .chain([one_consumer(), wait_scope_cta()])
+    .chain(wait_suspend())
     .chain([faster(
         "beyond::weights_shared::n4096_m192",
         STREAM_K_192,
@@ -542,6 +543,33 @@ fn wait_scope_cta() -> GpuTrial {
          wait, costs fewer cycles a k-block than a cluster-scope one; ours is active 10% more cycles than \
          cuBLAS's same tiling for the same tensor work)",
     )
+}
+
+/// H51: `auto`'s kernels at M = 200 and on decode_attn_out with every mbarrier wait passing CUTLASS's 10 ms
+/// suspend-time hint. Refuted (1.38x and 1.24x slower where 1-3% faster was expected): the sweep's verdict pinned.
+fn wait_suspend() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::pins::sweep_verdict_pin;
+    ["decode_m200", "decode_attn_out"]
+        .into_iter()
+        .map(|s| {
+            let sh = shape(s);
+            let base = auto_spec(&sh, H200_SMS).0;
+            let cand = format!("{base},wait_suspend=1");
+            let sweep_shape = if s == "decode_m200" { "200x8192x8192" } else { s };
+            spec_pair(
+                &format!("beyond::wait_suspend::{s}"),
+                &base,
+                &cand,
+                s,
+                sweep_verdict_pin(&format!("compare::{cand}::{base}::{sweep_shape}")).refuting(
+                    "faster by 1-3% (ablations/HYPOTHESES.md H51: the waits' polls take issue slots from \
+                     the other consumer's wgmma issue and the producer's TMA issue; ours issues 3x cuBLAS's \
+                     instructions at M = 200 for the same tensor work)",
+                ),
+            )
+        })
+        .collect()
 }
 
 /// `auto`'s kernel at M = 200 against `candidate(auto's spec)`, pinned from the committed sweep that measured the

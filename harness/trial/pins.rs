@@ -438,8 +438,10 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// `swap_store=pairs` against the element stores on tokens_777 and tokens_480 (36011d7,
 /// tools/sweeps/h40-pairs-paired.txt), the pins of `beyond::swap_store`; one consumer of 128 weight rows against
 /// two of 64 at M = 200 (4e3a90c, tools/sweeps/h48-one-consumer.txt), the pin of `beyond::one_consumer`; the
-/// waits at CTA scope at M = 200 (cab62f3, tools/sweeps/h49-wait-scope.txt), the pin of `beyond::wait_scope`.
-const SWEEPS: [(&str, &str); 6] = [
+/// waits at CTA scope at M = 200 (cab62f3, tools/sweeps/h49-wait-scope.txt), the pin of `beyond::wait_scope`; the
+/// waits with a suspend-time hint at M = 200 and on decode_attn_out (5bc64c4, tools/sweeps/h51-wait-suspend.txt), the
+/// pins of `beyond::wait_suspend`.
+const SWEEPS: [(&str, &str); 8] = [
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
         include_str!(
@@ -470,6 +472,18 @@ const SWEEPS: [(&str, &str); 6] = [
         "cab62f3/h49-wait-scope/runs/compare-20261130T215530Z",
         include_str!(
             "../../results/h200/cab62f3/h49-wait-scope/runs/compare-20261130T215530Z.json"
+        ),
+    ),
+    (
+        "5bc64c4/h51-wait-suspend/runs/compare-20261130T224756Z",
+        include_str!(
+            "../../results/h200/5bc64c4/h51-wait-suspend/runs/compare-20261130T224756Z.json"
+        ),
+    ),
+    (
+        "5bc64c4/h51-wait-suspend/runs/compare-20261130T224758Z",
+        include_str!(
+            "../../results/h200/5bc64c4/h51-wait-suspend/runs/compare-20261130T224758Z.json"
         ),
     ),
 ];
@@ -526,6 +540,21 @@ pub fn sweep_pin(compare_trial: &str, floor: f64) -> Expectation {
         "{compare_trial}: no committed sweep holds it"
     );
     pinned_ratio_from(&runs, floor)
+}
+
+/// The verdict a committed `compare` sweep reached for `compare_trial`, pinned from it: for an effect so large
+/// (H51: 1.24-1.38x slower) that its size moves with the host's clock while its direction does not.
+pub fn sweep_verdict_pin(compare_trial: &str) -> Expectation {
+    let (run, verdict) = sweep_runs()
+        .iter()
+        .find_map(|(run, v)| Some((*run, recorded_verdict(v, compare_trial)?)))
+        .unwrap_or_else(|| panic!("{compare_trial}: no committed sweep holds its verdict"));
+    let measured = estimates(sweep_runs(), compare_trial)
+        .iter()
+        .map(|r| format!("ratio {:.4} [{:.4}, {:.4}]", r.1, r.2, r.3))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Expectation::pinned(Expect::Verdict(verdict), vec![run.to_string()], measured)
 }
 
 /// Each rounds-method reference run's estimate of a trial: (run, ratio, 95% interval).
