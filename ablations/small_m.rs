@@ -507,6 +507,7 @@ fn weights_shared() -> Vec<GpuTrial> {
     })
     .chain([one_consumer(), wait_scope_cta()])
     .chain(wait_suspend())
+    .chain(deep_ring())
     .chain([faster(
         "beyond::weights_shared::n4096_m192",
         STREAM_K_192,
@@ -570,6 +571,35 @@ fn wait_suspend() -> Vec<GpuTrial> {
             )
         })
         .collect()
+}
+
+/// H53: the swap-AB kernels `auto` ran at 2022ecc for M = 1 and 64 with 12 ring stages against their 8. Refuted
+/// (3.2% and 8.5% slower where 1-4% faster and no change to 2% faster were expected): the sweep's verdict pinned.
+fn deep_ring() -> Vec<GpuTrial> {
+    use harness::trial::pins::sweep_verdict_pin;
+    [
+        ("decode_m1", "1x8192x8192", 16, "faster by 1-4%"),
+        ("decode_m64", "64x8192x8192", 64, "no change to 2% faster"),
+    ]
+    .into_iter()
+    .map(|(s, dims, bn, expected)| {
+        let kernel = format!(
+            "rung10:cluster=2,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,\
+             pdl=1,swap_store=pairs"
+        );
+        let (base, cand) = (format!("{kernel},stages=8"), format!("{kernel},stages=12"));
+        spec_pair(
+            &format!("beyond::deep_ring::{s}"),
+            &base,
+            &cand,
+            s,
+            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}")).refuting(format!(
+                "{expected} (ablations/HYPOTHESES.md H53: the loads alone are 98% of the kernel's time (H52), \
+                 so more bytes in flight a CTA should lift the stream)"
+            )),
+        )
+    })
+    .collect()
 }
 
 /// `auto`'s kernel at M = 200 against `candidate(auto's spec)`, pinned from the committed sweep that measured the

@@ -1,7 +1,7 @@
 //! Isolation microbenchmarks and sweeps: what the seed found by taking the kernel apart, as repeatable trials.
 //!
 //! `cargo test --release --test microbench -- <word>` with word one of load_path, same_tile, mma_only,
-//! epilogue_only, stages, raster.
+//! epilogue_only, stages, raster, loads_only.
 
 use harness::kernel::ladder::parse_spec;
 use harness::trial::expect::{Expect, Expectation};
@@ -262,6 +262,41 @@ fn raster_trials() -> Vec<GpuTrial> {
     ]
 }
 
+/// 7. The small-M and decode kernels' loads alone (the isolation switch `mma=0`: the same loads and barriers, no
+/// wgmma, no correctness check) against the whole kernel: how much of the time is the weight stream (H52).
+fn loads_only_trials() -> Vec<GpuTrial> {
+    let small_m = |bn: u32| {
+        format!("rung10:cluster=2,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=8,swap_store=pairs")
+    };
+    [
+        ("decode_m1", "1x8192x8192", small_m(16), 0.02, "no change"),
+        ("decode_m64", "64x8192x8192", small_m(64), 0.02, "no change"),
+        (
+            "decode_attn_out",
+            "decode_attn_out",
+            "rung10:bn=128,stages=6,evict_first=1,pdl=1".to_string(),
+            0.05,
+            "5-20% faster",
+        ),
+    ]
+    .into_iter()
+    .map(|(s, dims, kernel, floor, expected)| {
+        let loads = format!("{kernel},mma=0");
+        compare(
+            &format!("loads_only::auto::{s}"),
+            spec(&kernel),
+            spec(&loads),
+            s,
+            harness::trial::pins::sweep_pin(&format!("compare::{loads}::{kernel}::{dims}"), floor)
+                .refuting(format!(
+                    "{expected} (ablations/HYPOTHESES.md H52: at M = 1 and 64 the MMAs of a few tokens hide under \
+                     the weight stream; at M = 256 the MMAs of 128x128 tiles take a share)"
+                )),
+        )
+    })
+    .collect()
+}
+
 fn main() -> ExitCode {
     let gpu: Vec<GpuTrial> = [
         load_path_trials(),
@@ -270,6 +305,7 @@ fn main() -> ExitCode {
         epilogue_only_trials(),
         stage_trials(),
         raster_trials(),
+        loads_only_trials(),
     ]
     .into_iter()
     .flatten()

@@ -440,8 +440,10 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// two of 64 at M = 200 (4e3a90c, tools/sweeps/h48-one-consumer.txt), the pin of `beyond::one_consumer`; the
 /// waits at CTA scope at M = 200 (cab62f3, tools/sweeps/h49-wait-scope.txt), the pin of `beyond::wait_scope`; the
 /// waits with a suspend-time hint at M = 200 and on decode_attn_out (5bc64c4, tools/sweeps/h51-wait-suspend.txt), the
-/// pins of `beyond::wait_suspend`.
-const SWEEPS: [(&str, &str); 8] = [
+/// pins of `beyond::wait_suspend`; `auto`'s small-M and decode kernels with loads only (31a1c80,
+/// tools/sweeps/h52-loads-only.txt), the pins of the microbench's `loads_only`; 12 ring stages against 8 at M = 1
+/// and 64 (2022ecc, tools/sweeps/h53-deep-ring.txt), the pins of `beyond::deep_ring`.
+const SWEEPS: [(&str, &str); 13] = [
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
         include_str!(
@@ -485,6 +487,32 @@ const SWEEPS: [(&str, &str); 8] = [
         include_str!(
             "../../results/h200/5bc64c4/h51-wait-suspend/runs/compare-20261130T224758Z.json"
         ),
+    ),
+    (
+        "31a1c80/h52-loads-only/runs/compare-20261130T225307Z",
+        include_str!(
+            "../../results/h200/31a1c80/h52-loads-only/runs/compare-20261130T225307Z.json"
+        ),
+    ),
+    (
+        "31a1c80/h52-loads-only/runs/compare-20261130T225310Z",
+        include_str!(
+            "../../results/h200/31a1c80/h52-loads-only/runs/compare-20261130T225310Z.json"
+        ),
+    ),
+    (
+        "31a1c80/h52-loads-only/runs/compare-20261130T225312Z",
+        include_str!(
+            "../../results/h200/31a1c80/h52-loads-only/runs/compare-20261130T225312Z.json"
+        ),
+    ),
+    (
+        "2022ecc/h53-deep-ring/runs/compare-20261130T225518Z",
+        include_str!("../../results/h200/2022ecc/h53-deep-ring/runs/compare-20261130T225518Z.json"),
+    ),
+    (
+        "2022ecc/h53-deep-ring/runs/compare-20261130T225525Z",
+        include_str!("../../results/h200/2022ecc/h53-deep-ring/runs/compare-20261130T225525Z.json"),
     ),
 ];
 
