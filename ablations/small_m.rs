@@ -427,6 +427,14 @@ fn swap_store() -> Vec<GpuTrial> {
             auto_spec(&shape, H200_SMS).0,
         )
     };
+    // The kernels the paired sweep measured (36011d7): on tokens_777 `auto` has run another since H55.
+    let measured_pair = |s: &str| match s {
+        "tokens_777" => {
+            let k = "rung10:cluster=2,consumers=2,wg_m=64,bn=208,epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,stages=5";
+            (k.to_string(), format!("{k},swap_store=pairs"))
+        }
+        _ => pair(s),
+    };
     let pinned = [
         (
             "tokens_777",
@@ -442,7 +450,7 @@ fn swap_store() -> Vec<GpuTrial> {
     ]
     .into_iter()
     .map(move |(s, hypothesis)| {
-        let (base, cand) = pair(s);
+        let (base, cand) = measured_pair(s);
         let name = format!("beyond::swap_store::{s}");
         spec_pair(
             &name,
@@ -508,6 +516,7 @@ fn weights_shared() -> Vec<GpuTrial> {
     .chain([one_consumer(), wait_scope_cta()])
     .chain(wait_suspend())
     .chain(deep_ring())
+    .chain(token_tiles_of_8())
     .chain([faster(
         "beyond::weights_shared::n4096_m192",
         STREAM_K_192,
@@ -600,6 +609,52 @@ fn deep_ring() -> Vec<GpuTrial> {
         )
     })
     .collect()
+}
+
+/// H54 on tokens_777, each against the token split `auto` ran there before H55 (208-token tiles, the token tile
+/// shared by 2-CTA clusters): (b) `auto`'s kernel since H55, the weights shared and 200-token tiles (confirmed,
+/// 3.8% faster); (a) 200-token tiles without a cluster (refuted: no change) and (c) the 208-token tiles without their
+/// cluster (refuted: 4.6% slower, more than written), each with the sweep's verdict pinned.
+fn token_tiles_of_8() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::pins::sweep_verdict_pin;
+    let kernel = |cluster: &str, bn: u32| {
+        format!(
+            "rung10:{cluster},consumers=2,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,stages=5,\
+             swap_store=pairs"
+        )
+    };
+    let before = kernel("cluster=2", 208);
+    let pinned = |name: &str, cand: String, hypothesis: &str| {
+        spec_pair(
+            name,
+            &before,
+            &cand,
+            "tokens_777",
+            sweep_verdict_pin(&format!("compare::{cand}::{before}::tokens_777"))
+                .refuting(format!("{hypothesis} (ablations/HYPOTHESES.md H54)")),
+        )
+    };
+    vec![
+        faster(
+            "beyond::token_tiles_of_8::weights_shared::tokens_777",
+            &before,
+            &auto_spec(&shape("tokens_777"), H200_SMS).0,
+            "tokens_777",
+            "ablations/HYPOTHESES.md H54(b): faster by 1-4%: tiles of 200 tokens pad 777 by 3.0% where 208 pad it by \
+             7.1%, and sharing the weight tile instead of the token tile keeps a cluster's L2 saving",
+        ),
+        pinned(
+            "beyond::token_tiles_of_8::no_cluster::tokens_777",
+            kernel("cluster=1", 200),
+            "faster by 2-4% (the padding saved, less what sharing the token tile saved)",
+        ),
+        pinned(
+            "beyond::token_tiles_of_8::tokens_shared_off::tokens_777",
+            kernel("cluster=1", 208),
+            "0-3% slower (what sharing the token tile is worth here; H25 measured it only at M <= 192)",
+        ),
+    ]
 }
 
 /// `auto`'s kernel at M = 200 against `candidate(auto's spec)`, pinned from the committed sweep that measured the

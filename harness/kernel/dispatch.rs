@@ -60,6 +60,12 @@
 //!   M = 320, 1.03 at 384, 0.92 at 448, 1.06 at 640, 1.08 at 777, 1.05 at 896, 1.14 on tokens_777, against 1.35,
 //!   1.13, 1.10, 1.26, 1.30, 1.18 and 1.31 (H26; results/h200/6b2f830/token-split/,
 //!   results/h200/ee42796/auto-after-h26/). At M = 1000 the split saves nothing (1.03 either way) and rung 10 stays.
+//!   Where T is even and M / T rounded up to 8 pads less than rounded up to 16 (tokens_777: 4 x 200 against
+//!   4 x 208; 1100: 6 x 184 against 6 x 192; 1280: 6 x 216 against 6 x 224), the clusters share the weight tile
+//!   instead (`multicast=a`) and the tiles are rounded up to 8 (`token_split_kernel`, H54, H55): 0.962, 0.959 and
+//!   0.965 of the kernel before at those three (results/h200/62a0efe/h54-token-tiles-of-8/). Rounding to 8 without
+//!   a cluster measured no change, and the tokens-shared tiles without their cluster 4.6% slower: sharing either
+//!   tile is worth about the same, so the gain is the padding.
 //! - between two and three waves of cluster tiles, more than 10% of their slots idle, and no token split that pays
 //!   (1000x10240, 768x14336): rung 10 with stream-K on the last partial wave plus one (`streamk=2`): 1.03 and 1.04
 //!   against 1.19 and 1.16 with whole tiles (H29, results/h200/c52a6c7/auto-h29/). Where the token split pays it
@@ -231,8 +237,9 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
             "between two and three waves of tiles, more than 10% of the slots idle, no token split that pays: whole tiles, then stream-K on the last partial wave plus one",
         )
     } else if let Some(bn) = split_90 {
-        (
-            deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, 2, bn))),
+        token_split_kernel(
+            shape,
+            bn,
             "M > 256, split into token tiles that waste less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
         )
     } else if cluster_tiles < 2 * clusters && shape.m <= 256 {
@@ -248,8 +255,9 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
     } else if let Some(bn) = token_split(shape, clusters, 95) {
         // Where rung 10 would run whole tiles, a split saving 5% pays too (H32, H34, H36); against stream-K it
         // did not (H34).
-        (
-            deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, 2, bn))),
+        token_split_kernel(
+            shape,
+            bn,
             "M > 256, where whole tiles would run: token tiles that waste 5% less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
         )
     } else {
@@ -277,6 +285,29 @@ fn swap_ab_whole_kernel(cluster: u32, consumers: u32, bn: usize) -> String {
     format!(
         "rung10:cluster={cluster},consumers={consumers},wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1"
     )
+}
+
+/// The kernel for a token split into tiles of `bn` tokens (M / T rounded up to 16, so that each CTA of a 2-CTA
+/// cluster loads a whole-atom half of the shared token tile), described by `rule`. Where T is even and M / T
+/// rounded up to 8 pads less, the clusters share the weight tile instead, whose tiles may be any multiple of 8
+/// (H54: 3.5-4.1% faster at tokens_777, 1100 and 1280 x 8192; sharing either tile is worth about the same, so
+/// the gain is the padding; H55 the rule).
+fn token_split_kernel(shape: &Shape, bn: usize, rule: &'static str) -> (String, &'static str) {
+    let token_tiles = shape.m.div_ceil(bn);
+    let bn_8 = shape.m.div_ceil(token_tiles).next_multiple_of(8);
+    if token_tiles.is_multiple_of(2) && bn_8 < bn {
+        (
+            deepest_ring(&format!(
+                "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn={bn_8},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1"
+            )),
+            "M > 256, split into an even number of token tiles that pad less rounded up to 8 than to 16: swap-AB, the weight tile shared by 2-CTA clusters along the token tiles, M / T tokens a tile rounded up to 8, whole tiles, PDL (H54, H55)",
+        )
+    } else {
+        (
+            deepest_ring(&format!("{},pdl=1", swap_ab_whole_kernel(2, 2, bn))),
+            rule,
+        )
+    }
 }
 
 /// Whether `token_tiles` token tiles of 128-row weight tiles make one wave that fills 90-100% of the SMs: where the
@@ -513,9 +544,16 @@ mod tests {
         assert_eq!(at(720, 14336), "rung10:streamk=2");
         let split = "rung10:cluster=2,consumers=2,wg_m=64,bn=";
         assert!(pick(&shape("tokens_384")).starts_with(&format!("{split}192,")));
-        assert!(pick(&shape("attn_out_777")).starts_with(&format!("{split}208,")));
-        assert!(pick(&shape("tokens_777")).starts_with(&format!("{split}208,")));
         assert!(pick(&Shape::new("t", 640, 8192, 8192)).starts_with(&format!("{split}160,")));
+        // Where the split has an even number of tiles and rounding to 8 pads less than to 16, the weights are
+        // shared instead and the tiles rounded to 8 (H54, H55): 4 x 200 for 777 tokens, 6 x 184 for 1100, 6 x 216
+        // for 1280; with an odd number (777 at N = 14336: 7 tiles) or no padding saved (640: 4 x 160), as before.
+        let shared_split = "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn=";
+        assert!(pick(&shape("attn_out_777")).starts_with(&format!("{shared_split}200,")));
+        assert!(pick(&shape("tokens_777")).starts_with(&format!("{shared_split}200,")));
+        assert!(at(1100, 8192).starts_with(&format!("{shared_split}184,")));
+        assert!(at(1280, 8192).starts_with(&format!("{shared_split}216,")));
+        assert!(at(777, 14336).starts_with(&format!("{split}112,")));
         assert!(!pick(&shape("tokens_777")).contains("evict_first"));
         assert_eq!(
             token_split(&Shape::new("t", 1000, 8192, 8192), 66, 90),
@@ -546,7 +584,8 @@ mod tests {
         assert_eq!(t(1000, 8192), "rung10");
         assert_eq!(t(768, 10240), "rung10:streamk=1");
         // ... the token split where it pays (M = 300, 576, 1100, 1152, 1280; H30: it beat stream-K out of sample) ...
-        assert!(t(300, 8192).contains("bn=160,") && t(576, 8192).contains("bn=144,"));
+        assert!(t(300, 8192).contains("multicast=a,") && t(300, 8192).contains("bn=152,"));
+        assert!(t(576, 8192).contains("bn=144,") && !t(576, 8192).contains("multicast=a"));
         assert!(t(1152, 8192).contains("swap_ab=1,") && t(1152, 8192).contains("bn=192,"));
         assert!(t(1280, 8192).contains("swap_ab=1,") && t(1100, 8192).contains("swap_ab=1,"));
         // ... and where it does not, between two and three waves filled under 90%, stream-K on the last wave plus

@@ -442,8 +442,9 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// waits with a suspend-time hint at M = 200 and on decode_attn_out (5bc64c4, tools/sweeps/h51-wait-suspend.txt), the
 /// pins of `beyond::wait_suspend`; `auto`'s small-M and decode kernels with loads only (31a1c80,
 /// tools/sweeps/h52-loads-only.txt), the pins of the microbench's `loads_only`; 12 ring stages against 8 at M = 1
-/// and 64 (2022ecc, tools/sweeps/h53-deep-ring.txt), the pins of `beyond::deep_ring`.
-const SWEEPS: [(&str, &str); 13] = [
+/// and 64 (2022ecc, tools/sweeps/h53-deep-ring.txt), the pins of `beyond::deep_ring`; token tiles rounded to 8
+/// on tokens_777 (62a0efe, tools/sweeps/h54-token-tiles-of-8.txt), the pins of `beyond::token_tiles_of_8`.
+const SWEEPS: [(&str, &str); 14] = [
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
         include_str!(
@@ -513,6 +514,12 @@ const SWEEPS: [(&str, &str); 13] = [
     (
         "2022ecc/h53-deep-ring/runs/compare-20261130T225525Z",
         include_str!("../../results/h200/2022ecc/h53-deep-ring/runs/compare-20261130T225525Z.json"),
+    ),
+    (
+        "62a0efe/h54-token-tiles-of-8/runs/compare-20261130T225942Z",
+        include_str!(
+            "../../results/h200/62a0efe/h54-token-tiles-of-8/runs/compare-20261130T225942Z.json"
+        ),
     ),
 ];
 
