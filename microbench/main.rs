@@ -262,8 +262,9 @@ fn raster_trials() -> Vec<GpuTrial> {
     ]
 }
 
-/// 7. The small-M and decode kernels' loads alone (the isolation switch `mma=0`: the same loads and barriers, no
-/// wgmma, no correctness check) against the whole kernel: how much of the time is the weight stream (H52).
+/// 7. The small-M and decode kernels' loads alone against the whole kernel: the weight stream's share (H52).
+///
+/// The isolation switch `mma=0` keeps the loads and barriers and issues no wgmma (no correctness check).
 fn loads_only_trials() -> Vec<GpuTrial> {
     let small_m = |bn: u32| {
         format!("rung10:cluster=2,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=8,swap_store=pairs")

@@ -577,6 +577,36 @@ pub fn sweep_pin(compare_trial: &str, floor: f64) -> Expectation {
     pinned_ratio_from(&runs, floor)
 }
 
+/// Runs of single trials made after the sweep that pinned them (`tools/h200-trials.sh`), where a trial's pinned
+/// verdict did not hold on the next host: 63bea06's run of `beyond::deep_ring` (decode_m1 measured 1.017 where the
+/// sweep's 1.032 had read "slower").
+const TRIAL_RUNS: [(&str, &str); 1] = [(
+    "63bea06/trials/runs/ablations-20261130T230537Z",
+    include_str!("../../results/h200/63bea06/trials/runs/ablations-20261130T230537Z.json"),
+)];
+
+/// An effect pinned from a committed sweep's `compare_trial` and the later runs of `trial` itself (TRIAL_RUNS):
+/// the window spans what they measured (as `pinned_ratio_from`, within `floor` at least), and the interval must
+/// stay on the effect's side of 1 (`EffectNear`). For an effect near the band's edge, whose verdict moved between
+/// hosts while its direction did not.
+pub fn effect_from_sweep_and_runs(compare_trial: &str, trial: &str, floor: f64) -> Expectation {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let mut runs = estimates(sweep_runs(), compare_trial);
+    runs.extend(estimates(PARSED.get_or_init(|| parse(&TRIAL_RUNS)), trial));
+    assert!(
+        an_effect(&runs),
+        "{trial}: the runs do not agree on an effect ({runs:?})"
+    );
+    let pinned = pinned_ratio_from(&runs, floor);
+    let Expect::RatioNear { ratio, tolerance } = pinned.expect else {
+        unreachable!("pinned_ratio_from pins a ratio")
+    };
+    Expectation {
+        expect: Expect::EffectNear { ratio, tolerance },
+        ..pinned
+    }
+}
+
 /// The verdict a committed `compare` sweep reached for `compare_trial`, pinned from it: for an effect so large
 /// (H51: 1.24-1.38x slower) that its size moves with the host's clock while its direction does not.
 pub fn sweep_verdict_pin(compare_trial: &str) -> Expectation {
