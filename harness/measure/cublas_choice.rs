@@ -3,11 +3,12 @@
 //! rounds, and the lowest median wins. The choice is remembered on disk, so every process on the machine
 //! compares against the same algorithm.
 //!
-//! History. Before 4e3a90c each path was timed once, in a row, on a cold GPU: under ncu it chose cuBLASLt's
-//! algorithm 6 at 63.9 us where cublasGemmEx took 47.9 us (200x8192x8192, results/h200/4e3a90c/h48-one-consumer/).
-//! From 4e3a90c to H50 the paths were timed in interleaved rounds but back to back on one operand set, whose 14.7
-//! MB of activations stay in L2: on decode_mlp_down that took cublasGemmEx on one host and algorithm 2 on another,
-//! and in the rounds (operands from DRAM) cublasGemmEx ran 202 us against algorithm 2's 198-202 us (H50).
+//! History. Until bda6421 each path was timed once, in a row, possibly on a cold GPU: at 4e3a90c, under ncu, that
+//! chose cuBLASLt's algorithm 6 at 63.9 us where cublasGemmEx took 47.9 us (200x8192x8192,
+//! results/h200/4e3a90c/h48-one-consumer/). From bda6421 to H50 (5bc64c4) the paths were timed in interleaved rounds
+//! but back to back on one operand set, whose 14.7 MB of activations stay in L2: on decode_mlp_down that took
+//! cublasGemmEx on some hosts and algorithm 2 on others, and in the rounds (operands from DRAM) cublasGemmEx ran
+//! 202 us against algorithm 2's 198-202 us (ablations/HYPOTHESES.md H50).
 
 use crate::error::Result;
 use crate::gpu::device::Gpu;
