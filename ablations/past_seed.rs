@@ -28,6 +28,13 @@ fn on_rung10(
     )
 }
 
+/// `on_rung10` with the candidate written as a variant spec on rung 10 (`rung10:wait_scope=cta`).
+fn on_rung10_spec(name: &str, spec: &str, shape: &str, v: Verdict, hypothesis: &str) -> GpuTrial {
+    let config =
+        harness::kernel::ladder::parse_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    on_rung10(name, (spec, config), shape, v, hypothesis)
+}
+
 /// Switches on the rungs past the seed, each against the rung it is flipped on (ablations/HYPOTHESES.md).
 pub(crate) fn past_seed() -> Vec<GpuTrial> {
     let r9 = || Rung::Cooperative.config();
@@ -184,13 +191,9 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
     // H44(b): issue 10's first candidate in cuBLAS's own form, 256x128 tiles on 1x2 clusters sharing A.
     let multicast_a = compute.into_iter().map(move |s| {
         let name = format!("beyond::multicast_a::{s}");
-        on_rung10(
+        on_rung10_spec(
             &name,
-            (
-                "rung10:multicast=a,wg_m=128,bn=128",
-                harness::kernel::ladder::parse_spec("rung10:multicast=a,wg_m=128,bn=128")
-                    .expect("H44's spec parses"),
-            ),
+            "rung10:multicast=a,wg_m=128,bn=128",
             s,
             Verdict::NoChange,
             "ablations/HYPOTHESES.md H44(b): no change, as H12's 256x128 tile on our 2x1 cluster measured \
@@ -198,23 +201,17 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
              orientation moves L2 traffic, not MMA issue",
         )
     });
-    let wait_scope = on_rung10(
+    let wait_scope = on_rung10_spec(
         "beyond::wait_scope::square4096",
-        (
-            "rung10:wait_scope=cta",
-            harness::kernel::ladder::parse_spec("rung10:wait_scope=cta").expect("H49's spec parses"),
-        ),
+        "rung10:wait_scope=cta",
         "square4096",
         Verdict::NoChange,
         "ablations/HYPOTHESES.md H49: no change at 4096 cubed: each k-block's MMAs take twice as long as at \
          M = 200 and hide the waits, whatever the scope of their acquire",
     );
-    let wait_suspend = on_rung10(
+    let wait_suspend = on_rung10_spec(
         "beyond::wait_suspend::square4096",
-        (
-            "rung10:wait_suspend=1",
-            harness::kernel::ladder::parse_spec("rung10:wait_suspend=1").expect("H51's spec parses"),
-        ),
+        "rung10:wait_suspend=1",
         "square4096",
         Verdict::NoChange,
         "ablations/HYPOTHESES.md H51: no change at 4096 cubed: the waits are short and rare against each \

@@ -399,6 +399,10 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         .chain([partial_tokens, split_tokens, split_240])
         .chain(swap_store())
         .chain(weights_shared())
+        .chain([one_consumer(), wait_scope_cta()])
+        .chain(wait_suspend())
+        .chain(deep_ring())
+        .chain(token_tiles_of_8())
         .chain(streamk_64_rows)
         .chain(split_correct)
         .chain(evict)
@@ -513,10 +517,6 @@ fn weights_shared() -> Vec<GpuTrial> {
         let name = format!("beyond::weights_shared::{s}");
         faster(&name, before, &auto_spec(&shape(s), H200_SMS).0, s, hypothesis)
     })
-    .chain([one_consumer(), wait_scope_cta()])
-    .chain(wait_suspend())
-    .chain(deep_ring())
-    .chain(token_tiles_of_8())
     .chain([faster(
         "beyond::weights_shared::n4096_m192",
         STREAM_K_192,

@@ -130,9 +130,9 @@ fn time_paths_as_rounds_do(
     let mut runnable = Vec::new();
     for path in cublas.paths() {
         let v = OnPath { cublas, path };
-        if let Ok(ms) = timing::batch(gpu, &v, 3, sets, &mut next_set) {
-            let launches =
-                ((settings.target_batch_ms / (ms / 3.0).max(1e-4)).round() as u32).clamp(1, 2000);
+        if let Ok(launches) =
+            timing::launches_for(gpu, &v, sets, &mut next_set, settings.target_batch_ms)
+        {
             runnable.push((v, launches));
         }
     }

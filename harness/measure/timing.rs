@@ -183,6 +183,19 @@ pub fn warm_up(gpu: &Gpu, vs: [&dyn Variant; 2], sets: usize, ms: f64) -> Result
     Ok(())
 }
 
+/// Launches of `v` that fill a batch of `target_ms`, from a trial batch of 3 (the rounds' rule; cuBLAS's path
+/// chooser sizes its batches with it too).
+pub fn launches_for(
+    gpu: &Gpu,
+    v: &dyn Variant,
+    sets: usize,
+    next_set: &mut usize,
+    target_ms: f64,
+) -> Result<u32> {
+    let ms = batch(gpu, v, 3, sets, next_set)? / 3.0;
+    Ok(((target_ms / ms.max(1e-4)).round() as u32).clamp(1, 2000))
+}
+
 /// Launches per batch for each variant, from a trial batch of 3.
 fn launches_per_batch(
     gpu: &Gpu,
@@ -190,13 +203,11 @@ fn launches_per_batch(
     sets: usize,
     target_ms: f64,
 ) -> Result<[u32; 2]> {
-    let mut out = [1u32; 2];
     let mut set = 0;
-    for (i, v) in vs.into_iter().enumerate() {
-        let ms = batch(gpu, v, 3, sets, &mut set)? / 3.0;
-        out[i] = ((target_ms / ms.max(1e-4)).round() as u32).clamp(1, 2000);
-    }
-    Ok(out)
+    Ok([
+        launches_for(gpu, vs[0], sets, &mut set, target_ms)?,
+        launches_for(gpu, vs[1], sets, &mut set, target_ms)?,
+    ])
 }
 
 /// Where a round's operands came from, recorded with it.

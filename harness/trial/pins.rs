@@ -614,11 +614,7 @@ pub fn sweep_verdict_pin(compare_trial: &str) -> Expectation {
         .iter()
         .find_map(|(run, v)| Some((*run, recorded_verdict(v, compare_trial)?)))
         .unwrap_or_else(|| panic!("{compare_trial}: no committed sweep holds its verdict"));
-    let measured = estimates(sweep_runs(), compare_trial)
-        .iter()
-        .map(|r| format!("ratio {:.4} [{:.4}, {:.4}]", r.1, r.2, r.3))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let measured = describe_estimates(&estimates(sweep_runs(), compare_trial));
     Expectation::pinned(Expect::Verdict(verdict), vec![run.to_string()], measured)
 }
 
@@ -822,11 +818,16 @@ fn pinned_ratio_from(runs: &[Estimate], floor: f64) -> Expectation {
             tolerance,
         },
         runs.iter().map(|r| r.0.to_string()).collect(),
-        runs.iter()
-            .map(|r| format!("ratio {:.4} [{:.4}, {:.4}]", r.1, r.2, r.3))
-            .collect::<Vec<_>>()
-            .join(", "),
+        describe_estimates(runs),
     )
+}
+
+/// "ratio 1.0324 [1.0207, 1.0443], ...": what the runs measured, for a pin's provenance.
+fn describe_estimates(runs: &[Estimate]) -> String {
+    runs.iter()
+        .map(|r| format!("ratio {:.4} [{:.4}, {:.4}]", r.1, r.2, r.3))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A trial whose verdict did not hold from one reference run to the next: its ratio pinned from the
