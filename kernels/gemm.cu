@@ -35,6 +35,10 @@
 //                     multicast and remote arrives included); 0: at cluster scope (primitives.cuh, H49)
 //   WAIT_SUSPEND_HINT 1: every mbarrier wait passes a 10 ms suspend-time hint, as CUTLASS's, so the thread may sleep
 //                     until the phase completes; 0: it polls with the hardware's default limit (H51)
+//   STREAM_ONLY       isolation (H56): the producer re-arms each stage once its previous lap's bytes have landed
+//                     (its full barrier) instead of waiting for the consumers' release; the consumers do nothing.
+//                     In a cluster a peer's multicast for the next lap may land in a phase early: the bytes
+//                     balance, so every phase still completes, and nothing reads the data
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
 // maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;
@@ -565,7 +569,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         for (int kb = w.k_begin; kb < ITEM_K_END(w); kb++, pos++) {
           const u32 s = pos % STAGES, lap = pos / STAGES;
           // Empty barriers start released: waiting on the parity before phase 0 returns at once.
-#if FAULT_WRONG_PHASE
+#if STREAM_ONLY
+          // Nobody reads the stage: it is free once the previous lap's bytes (this CTA's and the peer's
+          // multicast) have landed.
+          if (lap > 0) mbar_wait(full_bar + 8 * s, (lap - 1) & 1, STAGE_SITE(ROLE_PRODUCER, BAR_FULL, s), rec);
+#elif FAULT_WRONG_PHASE
           mbar_wait(empty_bar + 8 * s, lap & 1, STAGE_SITE(ROLE_PRODUCER, BAR_EMPTY, s), rec);
 #else
           mbar_wait(empty_bar + 8 * s, (lap & 1) ^ 1, STAGE_SITE(ROLE_PRODUCER, BAR_EMPTY, s), rec);
@@ -578,6 +586,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, kb, rank, policy, weights_loaded);
         }
       }
+#if STREAM_ONLY
+      // Every load has landed (this CTA's and the peer's multicast) before the CTA may leave.
+      for (u32 p = pos > STAGES ? pos - STAGES : 0; p < pos; p++)
+        mbar_wait(full_bar + 8 * (p % STAGES), (p / STAGES) & 1, STAGE_SITE(ROLE_PRODUCER, BAR_FULL, p % STAGES), rec);
+#endif
     }
   } else {
     // ------------------------------------------------------------ consumer warpgroups: wgmma, then the epilogue
@@ -595,7 +608,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     (void)chunk_count;
     u32 pos = 0;
     Work w;
-    for (int local = 0; work_item(local, cluster_id, num_clusters, num_tiles, k_blocks, w); local++) {
+    // STREAM_ONLY: the consumers take no tiles; they only meet the producer at the final cluster barrier.
+    for (int local = 0; !STREAM_ONLY && work_item(local, cluster_id, num_clusters, num_tiles, k_blocks, w); local++) {
       // This unit's k-blocks sit at ring positions item_pos, item_pos + 1, ...
       const int item_k_blocks = ITEM_K_END(w) - w.k_begin;
       const u32 item_pos = pos;

@@ -112,6 +112,10 @@ pub struct GemmConfig {
     pub mainloop_loads: bool,
     /// Isolation: issue the wgmma (false: loads only).
     pub mainloop_mma: bool,
+    /// Isolation (H56): the producer streams the operands through the ring alone, re-arming each stage once its
+    /// bytes have landed; the consumers wait for nothing and issue nothing.
+    #[serde(default)]
+    pub stream_only: bool,
     pub fault: Option<Fault>,
     /// Calibration: SM clock cycles each consumer warpgroup spins before each tile's epilogue (0 = none): a
     /// known slowdown for measuring the verdicts' error rates.
@@ -354,8 +358,8 @@ impl GemmConfig {
                     "without warp specialization the kernel has one warpgroup, one tile per CTA and no cluster",
                 );
             }
-            if !self.mainloop_loads || !self.mainloop_mma {
-                return config_err("the isolation switches (loads only, MMA only) need the warp-specialized kernel");
+            if !self.mainloop_loads || !self.mainloop_mma || self.stream_only {
+                return config_err("the isolation switches (loads only, MMA only, stream only) need the warp-specialized kernel");
             }
             if matches!(self.fault, Some(Fault::WrongPhase | Fault::SkipKBlock)) {
                 return config_err("the wrong-phase and skipped-k-block faults are injected in the warp-specialized kernel");
@@ -421,6 +425,11 @@ impl GemmConfig {
         if self.evict_first && self.swizzle == Swizzle::None {
             return config_err(
                 "evict_first is built on the swizzled layouts' 2-D loads: it needs a swizzle",
+            );
+        }
+        if self.stream_only && (!self.mainloop_loads || self.stream_k > 0 || self.pingpong) {
+            return config_err(
+                "stream_only streams every k-block of whole tiles through the ring: it needs loads on, no stream-K and no ping-pong",
             );
         }
         if self.early_weights
@@ -729,7 +738,7 @@ impl GemmConfig {
     }
     /// True if the variant computes C (isolation variants do not, and get no correctness check).
     pub fn computes_gemm(&self) -> bool {
-        self.mainloop_loads && self.mainloop_mma && self.fault.is_none()
+        self.mainloop_loads && self.mainloop_mma && !self.stream_only && self.fault.is_none()
     }
 }
 

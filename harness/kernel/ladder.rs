@@ -105,6 +105,7 @@ impl Rung {
             hang_timeout_ms: 2000,
             mainloop_loads: true,
             mainloop_mma: true,
+            stream_only: false,
             fault: None,
             epilogue_spin_cycles: 0,
             mma_wait_all: false,

@@ -177,6 +177,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.mainloop_mma, flag("mma", v)),
     },
     Switch {
+        key: "stream_only",
+        define: Some("STREAM_ONLY"),
+        doc: "isolation: 1 streams the operands through the ring with the producer alone, re-arming each stage once its bytes land; the consumers issue nothing (H56)",
+        value: |c| u32::from(c.stream_only),
+        set: |c, v| assign(&mut c.stream_only, flag("stream_only", v)),
+    },
+    Switch {
         key: "spin",
         define: Some("EPILOGUE_SPIN_CYCLES"),
         doc: "calibration: cycles each consumer spins before each tile's epilogue, a known slowdown",
