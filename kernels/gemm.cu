@@ -35,6 +35,8 @@
 //                     multicast and remote arrives included); 0: at cluster scope (primitives.cuh, H49)
 //   WAIT_SUSPEND_HINT 1: every mbarrier wait passes a 10 ms suspend-time hint, as CUTLASS's, so the thread may sleep
 //                     until the phase completes; 0: it polls with the hardware's default limit (H51)
+//   TMAP_PREFETCH     1: the producer thread prefetches the TMA descriptors first thing (under PDL, while the
+//                     previous kernel still runs), so the first loads do not fetch them on demand (H57)
 //   STREAM_ONLY       isolation (H56): the producer re-arms each stage once its previous lap's bytes have landed
 //                     (its full barrier) instead of waiting for the consumers' release; the consumers do nothing.
 //                     In a cluster a peer's multicast for the next lap may land in a phase early: the bytes
@@ -477,6 +479,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const u32 empty_bar = full_bar + 8 * STAGES;
   const u32 turn_bar = empty_bar + 8 * STAGES;
   const int wg = threadIdx.x / 128;
+#if TMAP_PREFETCH
+  // The descriptors are kernel parameters, not the previous kernel's output: fetching them may start before the
+  // dependency wait.
+  if (threadIdx.x == 0) {
+    tensormap_prefetch(&tmA);
+    tensormap_prefetch(&tmB);
+#if EPILOGUE_TMA
+    tensormap_prefetch(&tmC);
+#endif
+  }
+#endif
 
 #if CLUSTER_M > 1
   const u32 rank = cluster_rank();

@@ -194,6 +194,11 @@ __device__ __forceinline__ void ld_global_cg_f4(const float* p, float& a, float&
 }
 
 // ---------------------------------------------------------------- TMA (cp.async.bulk.tensor)
+// Brings a descriptor (a __grid_constant__ parameter, by its generic address) into the cache TMA reads it from.
+__device__ __forceinline__ void tensormap_prefetch(const void* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
+
 __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, u32 bar, int c0, int c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"

@@ -175,6 +175,10 @@ pub struct GemmConfig {
     /// phase completes instead of polling (H51).
     #[serde(default)]
     pub wait_suspend: bool,
+    /// The producer thread prefetches the TMA descriptors (`prefetch.tensormap`) before the barrier set-up and
+    /// the dependency wait, instead of the first load fetching them on demand (H57).
+    #[serde(default)]
+    pub tmap_prefetch: bool,
 }
 
 fn default_consumer_regs() -> u32 {

@@ -123,6 +123,7 @@ impl Rung {
             multicast_a: false,
             wait_cta_scope: false,
             wait_suspend: false,
+            tmap_prefetch: false,
         };
         match self {
             Rung::KLoop => base,

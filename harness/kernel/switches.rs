@@ -291,6 +291,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.wait_suspend, flag("wait_suspend", v)),
     },
     Switch {
+        key: "tmap_prefetch",
+        define: Some("TMAP_PREFETCH"),
+        doc: "1: the producer thread prefetches the TMA descriptors (prefetch.tensormap) first thing, before the barrier set-up and the dependency wait; 0 (default): the first load fetches them (H57)",
+        value: |c| u32::from(c.tmap_prefetch),
+        set: |c, v| assign(&mut c.tmap_prefetch, flag("tmap_prefetch", v)),
+    },
+    Switch {
         key: "tile_order",
         define: Some("TILE_ORDER_TABLE"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",
