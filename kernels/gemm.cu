@@ -37,10 +37,9 @@
 //                     until the phase completes; 0: it polls with the hardware's default limit (H51)
 //   TMAP_PREFETCH     1: the producer thread prefetches the TMA descriptors first thing (under PDL, while the
 //                     previous kernel still runs), so the first loads do not fetch them on demand (H57)
-//   STREAM_ONLY       isolation (H56): the producer re-arms each stage once its previous lap's bytes have landed
-//                     (its full barrier) instead of waiting for the consumers' release; the consumers do nothing.
-//                     In a cluster a peer's multicast for the next lap may land in a phase early: the bytes
-//                     balance, so every phase still completes, and nothing reads the data
+//   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
+//                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
+//                     do nothing and nothing reads the data
 // The tile loop below always runs; a non-persistent launch simply gives each CTA one tile.
 // Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
 // maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;
@@ -512,7 +511,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int s = 0; s < STAGES; s++) {
       mbar_init(full_bar + 8 * s, 1);
       // Released by every consumer warp that read the stage, in this CTA and (multicast) in the peer CTA.
-#if PINGPONG
+#if STREAM_ONLY
+      // Released by every producer of the cluster once its own copy of the stage has landed.
+      mbar_init(empty_bar + 8 * s, CLUSTER_M);
+#elif PINGPONG
       mbar_init(empty_bar + 8 * s, 4 * CLUSTER_M);
 #else
       mbar_init(empty_bar + 8 * s, 4 * CONSUMERS * CLUSTER_M);
@@ -583,10 +585,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           const u32 s = pos % STAGES, lap = pos / STAGES;
           // Empty barriers start released: waiting on the parity before phase 0 returns at once.
 #if STREAM_ONLY
-          // Nobody reads the stage: it is free once the previous lap's bytes (this CTA's and the peer's
-          // multicast) have landed.
-          if (lap > 0) mbar_wait(full_bar + 8 * s, (lap - 1) & 1, STAGE_SITE(ROLE_PRODUCER, BAR_FULL, s), rec);
-#elif FAULT_WRONG_PHASE
+          // Nobody reads the stage: it is free once the previous lap's bytes have landed in every CTA of the
+          // cluster. Each producer releases it in every CTA when its own copy has landed; re-arming on its own
+          // copy alone let a peer's next-lap multicast land in a phase that had all its bytes, which then never
+          // completed (the first form of this switch hung at cfb0bff).
+          if (lap > 0) {
+            mbar_wait(full_bar + 8 * s, (lap - 1) & 1, STAGE_SITE(ROLE_PRODUCER, BAR_FULL, s), rec);
+#if CLUSTER_M > 1
+            for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(empty_bar + 8 * s, r));
+#else
+            mbar_arrive(empty_bar + 8 * s);
+#endif
+          }
+#endif
+#if FAULT_WRONG_PHASE
           mbar_wait(empty_bar + 8 * s, lap & 1, STAGE_SITE(ROLE_PRODUCER, BAR_EMPTY, s), rec);
 #else
           mbar_wait(empty_bar + 8 * s, (lap & 1) ^ 1, STAGE_SITE(ROLE_PRODUCER, BAR_EMPTY, s), rec);

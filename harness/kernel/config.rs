@@ -112,8 +112,8 @@ pub struct GemmConfig {
     pub mainloop_loads: bool,
     /// Isolation: issue the wgmma (false: loads only).
     pub mainloop_mma: bool,
-    /// Isolation (H56): the producer streams the operands through the ring alone, re-arming each stage once its
-    /// bytes have landed; the consumers wait for nothing and issue nothing.
+    /// Isolation (H56): the producers stream the operands through the ring alone, each stage released once its
+    /// bytes have landed in every CTA of the cluster; the consumers wait for nothing and issue nothing.
     #[serde(default)]
     pub stream_only: bool,
     pub fault: Option<Fault>,

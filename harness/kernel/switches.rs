@@ -179,7 +179,7 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "stream_only",
         define: Some("STREAM_ONLY"),
-        doc: "isolation: 1 streams the operands through the ring with the producer alone, re-arming each stage once its bytes land; the consumers issue nothing (H56)",
+        doc: "isolation: 1 streams the operands through the ring with the producers alone, each stage released once its bytes have landed in every CTA of the cluster; the consumers issue nothing (H56)",
         value: |c| u32::from(c.stream_only),
         set: |c, v| assign(&mut c.stream_only, flag("stream_only", v)),
     },
