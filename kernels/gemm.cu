@@ -35,6 +35,8 @@
 //                     multicast and remote arrives included); 0: at cluster scope (primitives.cuh, H49)
 //   WAIT_SUSPEND_HINT 1: every mbarrier wait passes a 10 ms suspend-time hint, as CUTLASS's, so the thread may sleep
 //                     until the phase completes; 0: it polls with the hardware's default limit (H51)
+//   KB_PER_WAIT       consumers take this many ring positions (k-blocks) per batch of MMAs: one fence, commit,
+//                     wait and release round per batch instead of per k-block (H60); 1 by default
 //   TMAP_PREFETCH     1: the producer thread prefetches the TMA descriptors first thing (under PDL, while the
 //                     previous kernel still runs), so the first loads do not fetch them on demand (H57)
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
@@ -321,11 +323,10 @@ __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tm
   load_b(tmB, stage_addr, bar, n_col, kb * TILE_K, rank, policy);
 }
 
-// One k-block of MMAs for one consumer warpgroup: TILE_K/16 steps, WG_ATOMS m64 row blocks each.
-__device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][WG_N / 2], u32 stage_addr, int a_row0, int b_row0,
+// One k-block's MMAs for one consumer warpgroup, issued without a fence or a commit: TILE_K/16 steps, WG_ATOMS m64
+// row blocks each.
+__device__ __forceinline__ void mma_issue(float (&acc)[WG_ATOMS][WG_N / 2], u32 stage_addr, int a_row0, int b_row0,
                                           bool accumulate) {
-#if MAINLOOP_MMA
-  wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < TILE_K / 16; kk++) {
     // k16 step kk is step kk % K16_PER_BOX of box kk / K16_PER_BOX.
@@ -340,7 +341,24 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][WG_N / 2], u32 
       wgmma_m64nWGNk16(acc[a], da, db, scale_d);
     }
   }
+}
+
+// One k-block of MMAs for one consumer warpgroup, fenced and committed as one batch.
+__device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][WG_N / 2], u32 stage_addr, int a_row0, int b_row0,
+                                          bool accumulate) {
+#if MAINLOOP_MMA
+  wgmma_fence();
+  mma_issue(acc, stage_addr, a_row0, b_row0, accumulate);
   wgmma_commit();
+#endif
+}
+
+// A consumer warp's release of a ring stage: in every CTA of the cluster (a peer's multicast fills it too).
+__device__ __forceinline__ void release_stage(u32 empty) {
+#if CLUSTER_M > 1
+  for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(empty, r));
+#else
+  mbar_arrive(empty);
 #endif
 }
 
@@ -591,11 +609,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           // completed (the first form of this switch hung at cfb0bff).
           if (lap > 0) {
             mbar_wait(full_bar + 8 * s, (lap - 1) & 1, STAGE_SITE(ROLE_PRODUCER, BAR_FULL, s), rec);
-#if CLUSTER_M > 1
-            for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(empty_bar + 8 * s, r));
-#else
-            mbar_arrive(empty_bar + 8 * s);
-#endif
+            release_stage(empty_bar + 8 * s);
           }
 #endif
 #if FAULT_WRONG_PHASE
@@ -658,6 +672,42 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
 #endif
 
+#if KB_PER_WAIT > 1
+      // KB_PER_WAIT ring positions a batch (H60): one fence, commit and wait for MMAs per batch, the ring's stages
+      // as small and as many as before, so the loads still run STAGES deep. Released a batch at a time.
+      int held = 0, held_count = 0;  // the batch whose MMAs may still run: its first k-block, its size
+      for (int kb = 0; kb < item_k_blocks; kb += KB_PER_WAIT) {
+        const int count = min(KB_PER_WAIT, item_k_blocks - kb);
+#pragma unroll
+        for (int j = 0; j < KB_PER_WAIT; j++) {
+          const u32 p = item_pos + kb + j, s = p % STAGES;
+          if (j < count) mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+        }
+#if MAINLOOP_MMA
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < KB_PER_WAIT; j++) {
+#if FAULT_SKIP_K_BLOCK
+          if (kb + j == item_k_blocks - 1) continue;
+#endif
+          if (j < count) mma_issue(acc, stages + ((item_pos + kb + j) % STAGES) * STAGE_BYTES, a_row0, b_row0, kb + j > 0);
+        }
+        wgmma_commit();
+        wgmma_wait<MMA_IN_FLIGHT>();
+#endif
+        // The batch whose MMAs are now complete in this warp: the one before (one batch in flight), or this one.
+        const int done = MMA_IN_FLIGHT ? held : kb, done_count = MMA_IN_FLIGHT ? held_count : count;
+        if (lane == 0)
+          for (int j = 0; j < done_count; j++) release_stage(empty_bar + 8 * ((item_pos + done + j) % STAGES));
+        held = kb;
+        held_count = count;
+      }
+#if MAINLOOP_MMA
+      wgmma_wait<0>();
+#endif
+      if (MMA_IN_FLIGHT > 0 && lane == 0)
+        for (int j = 0; j < held_count; j++) release_stage(empty_bar + 8 * ((item_pos + held + j) % STAGES));
+#else
       for (int kb = 0; kb < item_k_blocks; kb++) {
         const u32 p = item_pos + kb, s = p % STAGES;
         mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
@@ -669,27 +719,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if MAINLOOP_MMA
         wgmma_wait<MMA_IN_FLIGHT>();
 #endif
-        if (kb >= MMA_IN_FLIGHT && lane == 0) {
-          // The MMAs that read ring position p - MMA_IN_FLIGHT are complete in this warp: release it.
-          const u32 done = empty_bar + 8 * ((p - MMA_IN_FLIGHT) % STAGES);
-#if CLUSTER_M > 1
-          for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(done, r));
-#else
-          mbar_arrive(done);
-#endif
-        }
+        // The MMAs that read ring position p - MMA_IN_FLIGHT are complete in this warp: release it.
+        if (kb >= MMA_IN_FLIGHT && lane == 0) release_stage(empty_bar + 8 * ((p - MMA_IN_FLIGHT) % STAGES));
       }
 #if MAINLOOP_MMA
       wgmma_wait<0>();
 #endif
-      if (MMA_IN_FLIGHT > 0 && item_k_blocks > 0 && lane == 0) {
-        const u32 done = empty_bar + 8 * ((item_pos + item_k_blocks - 1) % STAGES);
-#if CLUSTER_M > 1
-        for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(done, r));
-#else
-        mbar_arrive(done);
+      if (MMA_IN_FLIGHT > 0 && item_k_blocks > 0 && lane == 0)
+        release_stage(empty_bar + 8 * ((item_pos + item_k_blocks - 1) % STAGES));
 #endif
-      }
 #if PINGPONG
       if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
 #endif

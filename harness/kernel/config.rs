@@ -179,10 +179,18 @@ pub struct GemmConfig {
     /// the dependency wait, instead of the first load fetching them on demand (H57).
     #[serde(default)]
     pub tmap_prefetch: bool,
+    /// Ring positions (k-blocks) a consumer takes per batch of MMAs: one fence, commit, wait and release round per
+    /// batch (H60). 1: a round per k-block.
+    #[serde(default = "default_kb_per_wait")]
+    pub kb_per_wait: u32,
 }
 
 fn default_consumer_regs() -> u32 {
     232
+}
+
+fn default_kb_per_wait() -> u32 {
+    1
 }
 
 /// Largest dynamic shared memory a Hopper CTA may opt into (227 KB); the device's own figure is checked too.
@@ -392,6 +400,24 @@ impl GemmConfig {
             return config_err(
                 "the stmatrix epilogue writes the TMA epilogue's staging: it needs epilogue=tma",
             );
+        }
+        if self.kb_per_wait != 1 {
+            // A consumer holds the batch in flight and waits for the next: both must fit the ring at once.
+            let held = if self.mma_wait_all { 1 } else { 2 };
+            if !matches!(self.kb_per_wait, 2..=4) || !self.warp_specialized {
+                return config_err(format!(
+                    "kb_per_wait must be 1, or 2 to 4 with warp specialization, got {}",
+                    self.kb_per_wait
+                ));
+            }
+            if self.stages < held * self.kb_per_wait {
+                return config_err(format!(
+                    "kb_per_wait = {} needs at least {} stages (the batch in flight and the next), got {}",
+                    self.kb_per_wait,
+                    held * self.kb_per_wait,
+                    self.stages
+                ));
+            }
         }
         if !matches!(self.consumer_regs, 232 | 240) {
             return config_err(format!(

@@ -124,6 +124,7 @@ impl Rung {
             wait_cta_scope: false,
             wait_suspend: false,
             tmap_prefetch: false,
+            kb_per_wait: 1,
         };
         match self {
             Rung::KLoop => base,

@@ -298,6 +298,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.tmap_prefetch, flag("tmap_prefetch", v)),
     },
     Switch {
+        key: "kb_per_wait",
+        define: Some("KB_PER_WAIT"),
+        doc: "ring positions (k-blocks) a consumer takes per batch of MMAs: one fence, commit, wait and release round per batch; 1 (default) a round per k-block (H60)",
+        value: |c| c.kb_per_wait,
+        set: |c, v| assign(&mut c.kb_per_wait, number("kb_per_wait", v)),
+    },
+    Switch {
         key: "tile_order",
         define: Some("TILE_ORDER_TABLE"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",
