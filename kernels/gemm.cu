@@ -674,25 +674,39 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 
 #if KB_PER_WAIT > 1
       // KB_PER_WAIT ring positions a batch (H60): one fence, commit and wait for MMAs per batch, the ring's stages
-      // as small and as many as before, so the loads still run STAGES deep. Released a batch at a time.
+      // as small and as many as before, so the loads still run STAGES deep. Released a batch at a time. Whole
+      // batches first, then the item's last k-blocks one at a time: a batch's MMAs are issued without a branch
+      // among them (a branch splits the batch in two scoreboarded halves: the switch's first form, 37d5995).
+      const int batched = item_k_blocks - item_k_blocks % KB_PER_WAIT;
       int held = 0, held_count = 0;  // the batch whose MMAs may still run: its first k-block, its size
-      for (int kb = 0; kb < item_k_blocks; kb += KB_PER_WAIT) {
-        const int count = min(KB_PER_WAIT, item_k_blocks - kb);
+      for (int kb = 0; kb < item_k_blocks;) {
+        const int count = kb < batched ? KB_PER_WAIT : 1;
+        if (count == KB_PER_WAIT) {
 #pragma unroll
-        for (int j = 0; j < KB_PER_WAIT; j++) {
-          const u32 p = item_pos + kb + j, s = p % STAGES;
-          if (j < count) mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+          for (int j = 0; j < KB_PER_WAIT; j++) {
+            const u32 p = item_pos + kb + j, s = p % STAGES;
+            mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+          }
+#if MAINLOOP_MMA
+          wgmma_fence();
+#pragma unroll
+          for (int j = 0; j < KB_PER_WAIT; j++) {
+#if FAULT_SKIP_K_BLOCK
+            if (kb + j == item_k_blocks - 1) continue;
+#endif
+            mma_issue(acc, stages + ((item_pos + kb + j) % STAGES) * STAGE_BYTES, a_row0, b_row0, kb + j > 0);
+          }
+          wgmma_commit();
+#endif
+        } else {
+          const u32 p = item_pos + kb, s = p % STAGES;
+          mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+#if FAULT_SKIP_K_BLOCK
+          if (kb != item_k_blocks - 1)
+#endif
+            mma_stage(acc, stages + s * STAGE_BYTES, a_row0, b_row0, kb > 0);
         }
 #if MAINLOOP_MMA
-        wgmma_fence();
-#pragma unroll
-        for (int j = 0; j < KB_PER_WAIT; j++) {
-#if FAULT_SKIP_K_BLOCK
-          if (kb + j == item_k_blocks - 1) continue;
-#endif
-          if (j < count) mma_issue(acc, stages + ((item_pos + kb + j) % STAGES) * STAGE_BYTES, a_row0, b_row0, kb + j > 0);
-        }
-        wgmma_commit();
         wgmma_wait<MMA_IN_FLIGHT>();
 #endif
         // The batch whose MMAs are now complete in this warp: the one before (one batch in flight), or this one.
@@ -701,6 +715,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           for (int j = 0; j < done_count; j++) release_stage(empty_bar + 8 * ((item_pos + done + j) % STAGES));
         held = kb;
         held_count = count;
+        kb += count;
       }
 #if MAINLOOP_MMA
       wgmma_wait<0>();
