@@ -217,9 +217,17 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         "ablations/HYPOTHESES.md H51: no change at 4096 cubed: the waits are short and rare against each \
          k-block's MMAs, so whether a waiting thread polls or sleeps does not show",
     );
+    let tmap_prefetch = on_rung10_spec(
+        "beyond::tmap_prefetch::square4096",
+        "rung10:tmap_prefetch=1",
+        "square4096",
+        Verdict::NoChange,
+        "ablations/HYPOTHESES.md H57: no change at 4096 cubed: one descriptor round trip at the head of an \
+         850 us kernel",
+    );
     ctas.chain(hilbert)
         .chain(multicast_a)
-        .chain([wait_scope, wait_suspend])
+        .chain([wait_scope, wait_suspend, tmap_prefetch])
         .chain([hilbert_correct])
         .chain(hybrid)
         .chain(everywhere)

@@ -401,6 +401,8 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         .chain(weights_shared())
         .chain([one_consumer(), wait_scope_cta()])
         .chain(wait_suspend())
+        .chain(tmap_prefetch())
+        .chain(kb_per_wait())
         .chain(deep_ring())
         .chain(token_tiles_of_8())
         .chain(streamk_64_rows)
@@ -580,6 +582,67 @@ fn wait_suspend() -> Vec<GpuTrial> {
             )
         })
         .collect()
+}
+
+/// H57: `auto`'s kernels with the TMA descriptors prefetched first thing (`tmap_prefetch=1`). Refuted (no change
+/// where 1-3% and 0.5-2% faster were expected): the sweep's verdict pinned. 4096-cubed is in `past_seed`.
+fn tmap_prefetch() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::pins::sweep_verdict_pin;
+    [
+        ("decode_m1", "1x8192x8192", "faster by 1-3%"),
+        ("decode_m200", "200x8192x8192", "faster by 0.5-2%"),
+        ("decode_attn_out", "decode_attn_out", "faster by 0.5-2%"),
+    ]
+    .into_iter()
+    .map(|(s, dims, expected)| {
+        let base = auto_spec(&shape(s), H200_SMS).0;
+        let cand = format!("{base},tmap_prefetch=1");
+        spec_pair(
+            &format!("beyond::tmap_prefetch::{s}"),
+            &base,
+            &cand,
+            s,
+            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}")).refuting(format!(
+                "{expected} (ablations/HYPOTHESES.md H57: the first load of each CTA fetches its descriptor on \
+                 demand after the set-up; fetched first thing, under PDL while the previous kernel runs, that \
+                 round trip leaves the critical path)"
+            )),
+        )
+    })
+    .collect()
+}
+
+/// H60: consumers taking two k-blocks per round of fence, commit, wait and release (`kb_per_wait=2`), on `auto`'s
+/// kernel at M = 200 and on rung 10 at 4096-cubed. Refuted (7.6% and 49% slower where 2-5% faster and no change
+/// were expected): the sweep's verdict pinned.
+fn kb_per_wait() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::pins::sweep_verdict_pin;
+    let m200 = auto_spec(&shape("decode_m200"), H200_SMS).0;
+    [
+        ("decode_m200", "200x8192x8192", m200, "faster by 2-5%"),
+        ("square4096", "square4096", "rung10".to_string(), "no change"),
+    ]
+    .into_iter()
+    .map(|(s, dims, base, expected)| {
+        let cand = if base == "rung10" {
+            "rung10:kb_per_wait=2".to_string()
+        } else {
+            format!("{base},kb_per_wait=2")
+        };
+        spec_pair(
+            &format!("beyond::kb_per_wait::{s}"),
+            &base,
+            &cand,
+            s,
+            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}")).refuting(format!(
+                "{expected} (ablations/HYPOTHESES.md H60: H59 found the MMAs alone 6% faster with k-blocks of \
+                 128; two 64-deep stages a round keep the ring as deep and halve the rounds)"
+            )),
+        )
+    })
+    .collect()
 }
 
 /// H53: the swap-AB kernels `auto` ran at 2022ecc for M = 1 and 64 with 12 ring stages against their 8. Refuted

@@ -1,7 +1,7 @@
 //! Isolation microbenchmarks and sweeps: what the seed found by taking the kernel apart, as repeatable trials.
 //!
 //! `cargo test --release --test microbench -- <word>` with word one of load_path, same_tile, mma_only,
-//! epilogue_only, stages, raster, loads_only.
+//! epilogue_only, stages, raster, loads_only, stream_only.
 
 use harness::kernel::ladder::parse_spec;
 use harness::trial::expect::{Expect, Expectation};
@@ -298,6 +298,74 @@ fn loads_only_trials() -> Vec<GpuTrial> {
     .collect()
 }
 
+/// 8. What bounds `auto` at M = 200 (H58, H59) and the weight stream at M = 1 without the consumers (H56): the
+/// isolation switches against the whole kernel, each pinned where its hypothesis was refuted.
+fn m200_isolation_trials() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::expect::Expectation;
+    use harness::trial::pins::sweep_pin;
+    let m200 = auto_spec(&shape("decode_m200"), H200_SMS).0;
+    let m1 = auto_spec(&shape("decode_m1"), H200_SMS).0;
+    let pinned = |name: &str,
+                  base: &str,
+                  cand: String,
+                  s: &str,
+                  dims: &str,
+                  floor: f64,
+                  hypothesis: &str| {
+        compare(
+            name,
+            spec(base),
+            spec(&cand),
+            s,
+            sweep_pin(&format!("compare::{cand}::{base}::{dims}"), floor).refuting(hypothesis),
+        )
+    };
+    let h58 = "(ablations/HYPOTHESES.md H58: the weight stream and the MMAs each take most of the time, and \
+               their overlap loses 20-30%)";
+    vec![
+        pinned(
+            "loads_only::auto::decode_m200",
+            &m200,
+            format!("{m200},mma=0"),
+            "decode_m200",
+            "200x8192x8192",
+            0.05,
+            &format!("0.65-0.80 of the whole kernel's time {h58}"),
+        ),
+        pinned(
+            "mma_only::auto::decode_m200",
+            &m200,
+            format!("{m200},loads=0"),
+            "decode_m200",
+            "200x8192x8192",
+            0.03,
+            &format!("0.65-0.80 of the whole kernel's time {h58}"),
+        ),
+        compare(
+            "mma_only::k128::decode_m200",
+            spec(&format!("{m200},loads=0")),
+            spec(&format!("{m200},loads=0,tile_k=128,stages=3")),
+            "decode_m200",
+            Expectation::hypothesis(
+                Expect::Verdict(Verdict::Faster),
+                "ablations/HYPOTHESES.md H59(a): with the MMAs alone, k-blocks of 128 (3 stages) faster than of 64 \
+                 (7 stages) by 5-10%: half the rounds of wait, fence, commit and release",
+            ),
+        ),
+        pinned(
+            "stream_only::auto::decode_m1",
+            &format!("{m1},mma=0"),
+            format!("{m1},stream_only=1"),
+            "decode_m1",
+            "1x8192x8192",
+            0.03,
+            "at least 4.0 TB/s, faster than the loads alone (ablations/HYPOTHESES.md H56: without the \
+             consumers' release of each stage, the stream is held back by nothing but the memory system)",
+        ),
+    ]
+}
+
 fn main() -> ExitCode {
     let gpu: Vec<GpuTrial> = [
         load_path_trials(),
@@ -307,6 +375,7 @@ fn main() -> ExitCode {
         stage_trials(),
         raster_trials(),
         loads_only_trials(),
+        m200_isolation_trials(),
     ]
     .into_iter()
     .flatten()

@@ -444,7 +444,7 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// tools/sweeps/h52-loads-only.txt), the pins of the microbench's `loads_only`; 12 ring stages against 8 at M = 1
 /// and 64 (2022ecc, tools/sweeps/h53-deep-ring.txt), the pins of `beyond::deep_ring`; token tiles rounded to 8
 /// on tokens_777 (62a0efe, tools/sweeps/h54-token-tiles-of-8.txt), the pins of `beyond::token_tiles_of_8`.
-const SWEEPS: [(&str, &str); 14] = [
+const SWEEPS: [(&str, &str); 21] = [
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
         include_str!(
@@ -519,6 +519,38 @@ const SWEEPS: [(&str, &str); 14] = [
         "62a0efe/h54-token-tiles-of-8/runs/compare-20261130T225942Z",
         include_str!(
             "../../results/h200/62a0efe/h54-token-tiles-of-8/runs/compare-20261130T225942Z.json"
+        ),
+    ),
+    (
+        "cfb0bff/h57-h58/runs/compare-20261130T234811Z",
+        include_str!("../../results/h200/cfb0bff/h57-h58/runs/compare-20261130T234811Z.json"),
+    ),
+    (
+        "cfb0bff/h57-h58/runs/compare-20261130T234813Z",
+        include_str!("../../results/h200/cfb0bff/h57-h58/runs/compare-20261130T234813Z.json"),
+    ),
+    (
+        "cfb0bff/h57-h58/runs/compare-20261130T234816Z",
+        include_str!("../../results/h200/cfb0bff/h57-h58/runs/compare-20261130T234816Z.json"),
+    ),
+    (
+        "cfb0bff/h57-h58/runs/compare-20261130T234825Z",
+        include_str!("../../results/h200/cfb0bff/h57-h58/runs/compare-20261130T234825Z.json"),
+    ),
+    (
+        "50886f8/h59-mma-only/runs/compare-20261130T235252Z",
+        include_str!("../../results/h200/50886f8/h59-mma-only/runs/compare-20261130T235252Z.json"),
+    ),
+    (
+        "2cdba4f/h60-kb-per-wait/runs/compare-20261201T000250Z",
+        include_str!(
+            "../../results/h200/2cdba4f/h60-kb-per-wait/runs/compare-20261201T000250Z.json"
+        ),
+    ),
+    (
+        "2cdba4f/h60-kb-per-wait/runs/compare-20261201T000303Z",
+        include_str!(
+            "../../results/h200/2cdba4f/h60-kb-per-wait/runs/compare-20261201T000303Z.json"
         ),
     ),
 ];
