@@ -215,6 +215,7 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
         ("swap_ab_two_consumers_streamk", 128, 28672, 8192),
         ("token_split", 640, 8192, 8192),
         ("weights_shared_token_split", 777, 8192, 8192),
+        ("wide_weights_token_split", 777, 28672, 8192),
         ("decode_streamk", 256, 10240, 8192),
         ("decode_whole", 256, 8192, 8192),
         ("weights_shared_two_token_tiles", 224, 8192, 8192),

@@ -240,6 +240,7 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
         token_split_kernel(
             shape,
             bn,
+            sm_count,
             "M > 256, split into token tiles that waste less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
         )
     } else if cluster_tiles < 2 * clusters && shape.m <= 256 {
@@ -258,6 +259,7 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
         token_split_kernel(
             shape,
             bn,
+            sm_count,
             "M > 256, where whole tiles would run: token tiles that waste 5% less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
         )
     } else {
@@ -292,10 +294,25 @@ fn swap_ab_whole_kernel(cluster: u32, consumers: u32, bn: usize) -> String {
 /// rounded up to 8 pads less, the clusters share the weight tile instead, whose tiles may be any multiple of 8
 /// (H54: 3.5-4.1% faster at tokens_777, 1100 and 1280 x 8192; sharing either tile is worth about the same, so
 /// the gain is the padding; H55 the rule).
-fn token_split_kernel(shape: &Shape, bn: usize, rule: &'static str) -> (String, &'static str) {
+fn token_split_kernel(
+    shape: &Shape,
+    bn: usize,
+    sm_count: u32,
+    rule: &'static str,
+) -> (String, &'static str) {
     let token_tiles = shape.m.div_ceil(bn);
     let bn_8 = shape.m.div_ceil(token_tiles).next_multiple_of(8);
-    if token_tiles.is_multiple_of(2) && bn_8 < bn {
+    let weights_shared = token_tiles.is_multiple_of(2) && bn_8 < bn;
+    let width = if weights_shared { bn_8 } else { bn };
+    if let Some(wide_bn) = wide_weights_split(shape, width, sm_count) {
+        return (
+            deepest_ring(&format!(
+                "rung10:cluster=2,consumers=2,wg_m=128,bn={wide_bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1"
+            )),
+            "M > 256, a token split where 256-row weight tiles with 96-128 tokens (rounded up to 16) take at most 0.97 of its waves x tile area: cuBLAS's tokens_777 form, two consumers of 128 weight rows, the token tile shared by 2-CTA clusters along the weights, whole tiles, PDL (H61, H62)",
+        );
+    }
+    if weights_shared {
         (
             deepest_ring(&format!(
                 "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn={bn_8},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1"
@@ -308,6 +325,26 @@ fn token_split_kernel(shape: &Shape, bn: usize, rule: &'static str) -> (String, 
             rule,
         )
     }
+}
+
+/// For a token split into tiles of `width` tokens on 128-row weight tiles: the token tile of 96-128 tokens (M / T
+/// rounded up to 16, so that each CTA of the cluster loads a whole-atom half) on 256-row weight tiles whose waves (of CTAs on `sm_count` SMs) times tile area is least, if that
+/// is at most 0.97 of the split's. No fixed cost a tile: with none, this model gives 0.96 on tokens_777 and 1.12 at
+/// 777x8192x8192, where the form measured 0.960 and 1.123 against the split (H61); the 96-token floor keeps it off
+/// the short wgmmas that H58-H60 found slow.
+fn wide_weights_split(shape: &Shape, width: usize, sm_count: u32) -> Option<usize> {
+    let area = |weight_rows: usize, tokens: usize| {
+        let tiles = shape.m.div_ceil(tokens) * shape.n.div_ceil(weight_rows);
+        tiles.div_ceil(sm_count as usize) * weight_rows * tokens
+    };
+    let split = area(128, width);
+    let first = shape.m.div_ceil(128);
+    let (wide, bn) = (first..first + 4)
+        .map(|t| shape.m.div_ceil(t).next_multiple_of(16))
+        .filter(|bn| (96..=128).contains(bn))
+        .map(|bn| (area(256, bn), bn))
+        .min_by_key(|&(cost, _)| cost)?;
+    (wide * 100 <= split * 97).then_some(bn)
 }
 
 /// Whether `token_tiles` token tiles of 128-row weight tiles make one wave that fills 90-100% of the SMs: where the
@@ -550,11 +587,16 @@ mod tests {
         // for 1280; with an odd number (777 at N = 14336: 7 tiles) or no padding saved (640: 4 x 160), as before.
         let shared_split = "rung10:cluster=2,multicast=a,consumers=2,wg_m=64,bn=";
         assert!(pick(&shape("attn_out_777")).starts_with(&format!("{shared_split}200,")));
-        assert!(pick(&shape("tokens_777")).starts_with(&format!("{shared_split}200,")));
         assert!(at(1100, 8192).starts_with(&format!("{shared_split}184,")));
         assert!(at(1280, 8192).starts_with(&format!("{shared_split}216,")));
         assert!(at(777, 14336).starts_with(&format!("{split}112,")));
+        // Where 256-row weight tiles of 96-128 tokens take at most 0.97 of the split's waves x tile area (H61,
+        // H62): tokens_777 in 7 tiles of 112 (0.96), not 777x8192 (1.12: two waves of the larger tile either way).
+        let wide = "rung10:cluster=2,consumers=2,wg_m=128,bn=";
+        assert!(pick(&shape("tokens_777")).starts_with(&format!("{wide}112,")));
         assert!(!pick(&shape("tokens_777")).contains("evict_first"));
+        assert!(at(4200, 8192).starts_with(&format!("{wide}128,")));
+        assert!(!at(777, 8192).contains("wg_m=128"));
         assert_eq!(
             token_split(&Shape::new("t", 1000, 8192, 8192), 66, 90),
             None
