@@ -405,6 +405,7 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         .chain(kb_per_wait())
         .chain(deep_ring())
         .chain(token_tiles_of_8())
+        .chain(wide_weights())
         .chain(streamk_64_rows)
         .chain(split_correct)
         .chain(evict)
@@ -643,6 +644,87 @@ fn kb_per_wait() -> Vec<GpuTrial> {
         )
     })
     .collect()
+}
+
+/// H61 and H62: cuBLAS's tokens_777 form (256 weight rows by 96-128 tokens, two consumers of 128, the token tile
+/// shared by 2-CTA clusters along the weights) against the token split `auto` ran before H62 (literal specs, so the
+/// trials keep measuring the kernels their hypotheses named). H61: faster on tokens_777 and slower at
+/// 777x8192x8192 (both confirmed), its cluster worth 1-4% (refuted: no change, the sweep's verdict pinned); H62:
+/// `auto`'s rule out of H61's sample, faster at 620x14336 and 4200x8192 (confirmed).
+fn wide_weights() -> Vec<GpuTrial> {
+    use harness::trial::expect::{Expect, Expectation};
+    use harness::trial::pins::sweep_verdict_pin;
+    let wide = |bn: u32, stages: u32| {
+        format!(
+            "rung10:cluster=2,consumers=2,wg_m=128,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,\
+             stages={stages},swap_store=pairs"
+        )
+    };
+    let split = |multicast: &str, bn: u32, stages: u32| {
+        format!(
+            "rung10:cluster=2,{multicast}consumers=2,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,\
+             stages={stages},swap_store=pairs"
+        )
+    };
+    let hypothesis = |v: Verdict, why: &str| Expectation::hypothesis(Expect::Verdict(v), why);
+    let wide_777 = wide(112, 4);
+    let shared_200 = split("multicast=a,", 200, 5);
+    let no_cluster = wide_777.replace("cluster=2", "cluster=1");
+    vec![
+        spec_pair(
+            "beyond::wide_weights::tokens_777",
+            &shared_200,
+            &wide_777,
+            "tokens_777",
+            hypothesis(
+                Verdict::Faster,
+                "ablations/HYPOTHESES.md H61: 3-6% faster: 7 token tiles pad 777 to 784, not 800, and its 784 \
+                 tiles make 5.94 waves where the split's 896 make 6.79",
+            ),
+        ),
+        spec_pair(
+            "beyond::wide_weights::attn_out_777",
+            &shared_200,
+            &wide_777,
+            "attn_out_777",
+            hypothesis(
+                Verdict::Slower,
+                "ablations/HYPOTHESES.md H61: 5-12% slower at 777x8192x8192, where its 224 tiles still take two \
+                 waves of the larger tile",
+            ),
+        ),
+        spec_pair(
+            "beyond::wide_weights::no_cluster_tokens_777",
+            &wide_777,
+            &no_cluster,
+            "tokens_777",
+            sweep_verdict_pin(&format!("compare::{no_cluster}::{wide_777}::tokens_777")).refuting(
+                "slower by 1-4% (ablations/HYPOTHESES.md H61: the cluster halves the token tile's L2 reads)",
+            ),
+        ),
+        spec_pair(
+            "beyond::wide_weights::n14336_m620",
+            &split("", 208, 5),
+            &wide(96, 5),
+            "n14336_m620",
+            hypothesis(
+                Verdict::Faster,
+                "ablations/HYPOTHESES.md H62: `auto`'s rule out of H61's sample, within 3% of the modelled 0.923 \
+                 and faster by more than the band",
+            ),
+        ),
+        spec_pair(
+            "beyond::wide_weights::tokens_4200",
+            &split("", 240, 4),
+            &wide(128, 4),
+            "tokens_4200",
+            hypothesis(
+                Verdict::Faster,
+                "ablations/HYPOTHESES.md H62: `auto`'s rule out of H61's sample, within 3% of the modelled 0.948 \
+                 and faster by more than the band",
+            ),
+        ),
+    ]
 }
 
 /// H53: the swap-AB kernels `auto` ran at 2022ecc for M = 1 and 64 with 12 ring stages against their 8. Refuted

@@ -66,6 +66,12 @@
 //!   0.965 of the kernel before at those three (results/h200/62a0efe/h54-token-tiles-of-8/). Rounding to 8 without
 //!   a cluster measured no change, and the tokens-shared tiles without their cluster 4.6% slower: sharing either
 //!   tile is worth about the same, so the gain is the padding.
+//!   Where 256-row weight tiles (two consumers of 128) of 96-128 tokens, M / T rounded up to 16, take at most 0.97
+//!   of the split's waves of CTA tiles times tile area (`wide_weights_split`; no fixed cost a tile), `auto` runs
+//!   them instead, the token tile shared by 2-CTA clusters along the weights: cuBLAS's own form on tokens_777
+//!   (Nsight Compute, cfb0bff). 0.960 of the split's time on tokens_777, 1.123 at 777x8192 (H61, the model 0.96 and
+//!   1.12; results/h200/21d2e6f/h61-cublas-777-tiling/); out of that sample 0.931-0.979 at eight points with
+//!   N = 8192-57344, each within 3% of the model (H62, results/h200/df0bbad/h62-wide-weights/).
 //! - between two and three waves of cluster tiles, more than 10% of their slots idle, and no token split that pays
 //!   (1000x10240, 768x14336): rung 10 with stream-K on the last partial wave plus one (`streamk=2`): 1.03 and 1.04
 //!   against 1.19 and 1.16 with whole tiles (H29, results/h200/c52a6c7/auto-h29/). Where the token split pays it

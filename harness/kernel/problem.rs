@@ -144,6 +144,10 @@ pub fn token_count_shapes() -> Vec<Shape> {
         Shape::new("n4096_m192", 192, 4096, 8192),
         // Llama-3-8B's attention output (N = K = 4096) at 192 tokens (H46, H47).
         Shape::new("n4096_k4096_m192", 192, 4096, 4096),
+        // Out of H61's sample, where `auto` takes 256-row weight tiles (H62): Llama-3-8B's MLP up projection
+        // (N = 14336) at 620 tokens, and 4200 tokens through the attention output.
+        Shape::new("n14336_m620", 620, 14336, 8192),
+        Shape::new("tokens_4200", 4200, 8192, 8192),
     ]);
     shapes
 }
@@ -259,7 +263,9 @@ mod parse_tests {
                 "n4096_m1",
                 "n4096_m64",
                 "n4096_m192",
-                "n4096_k4096_m192"
+                "n4096_k4096_m192",
+                "n14336_m620",
+                "tokens_4200"
             ]
         );
         // The ladder (every rung on every standard shape) and the main job stay on the seven shapes.

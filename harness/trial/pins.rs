@@ -444,7 +444,7 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// tools/sweeps/h52-loads-only.txt), the pins of the microbench's `loads_only`; 12 ring stages against 8 at M = 1
 /// and 64 (2022ecc, tools/sweeps/h53-deep-ring.txt), the pins of `beyond::deep_ring`; token tiles rounded to 8
 /// on tokens_777 (62a0efe, tools/sweeps/h54-token-tiles-of-8.txt), the pins of `beyond::token_tiles_of_8`.
-const SWEEPS: [(&str, &str); 21] = [
+const SWEEPS: [(&str, &str); 22] = [
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
         include_str!(
@@ -551,6 +551,12 @@ const SWEEPS: [(&str, &str); 21] = [
         "2cdba4f/h60-kb-per-wait/runs/compare-20261201T000303Z",
         include_str!(
             "../../results/h200/2cdba4f/h60-kb-per-wait/runs/compare-20261201T000303Z.json"
+        ),
+    ),
+    (
+        "21d2e6f/h61-cublas-777-tiling/runs/compare-20261201T000721Z",
+        include_str!(
+            "../../results/h200/21d2e6f/h61-cublas-777-tiling/runs/compare-20261201T000721Z.json"
         ),
     ),
 ];
