@@ -298,8 +298,9 @@ fn loads_only_trials() -> Vec<GpuTrial> {
     .collect()
 }
 
-/// 8. What bounds `auto` at M = 200 (H58, H59) and the weight stream at M = 1 without the consumers (H56): the
-/// isolation switches against the whole kernel, each pinned where its hypothesis was refuted.
+/// 8. What bounds `auto` at M = 200 (H58, H59) and the weight stream at M = 1 without the consumers (H56).
+///
+/// The isolation switches against the whole kernel, each pinned where its hypothesis was refuted.
 fn m200_isolation_trials() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec, H200_SMS};
     use harness::trial::expect::Expectation;
