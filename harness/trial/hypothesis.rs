@@ -89,8 +89,11 @@ pub fn ladder_trials() -> Vec<GpuTrial> {
                     } else {
                         unmeasured_ladder_cell(rung, &s.name)
                     };
-                    let expectation =
-                        crate::trial::pins::against_the_fixed_chooser(&name, expectation);
+                    let expectation = crate::trial::pins::against_the_fixed_chooser(
+                        &name,
+                        &rung.name(),
+                        expectation,
+                    );
                     GpuTrial::new(&name, ladder_job(rung, &s.name), expectation)
                 })
         })
@@ -145,7 +148,8 @@ fn auto_row() -> Vec<GpuTrial> {
             } else {
                 crate::trial::pins::hypothesis_or_pinned_for(&name, &label, v, &format!("auto: {why}"), 0.05)
             };
-            let expectation = crate::trial::pins::against_the_fixed_chooser(&name, expectation);
+            let expectation =
+                crate::trial::pins::against_the_fixed_chooser(&name, &label, expectation);
             let job = Job::Compare {
                 baseline: VariantSpec::Cublas,
                 candidate: VariantSpec::gemm(label, config),

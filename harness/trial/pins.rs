@@ -301,8 +301,10 @@ const WHOLE_SUITE: [(&str, &str); 10] = [
 /// 7baa087 (one-GPU host, the 113 earlier cubins byte-identical to 6a8b716's): rung 3 on decode_attn_out 4.444
 /// against its pin of 4.024 (+-8%) from the rounds-method runs. At 93711e8 (one-GPU host; the kernel's source
 /// unchanged since 51898b3): `auto`'s whole 128x128 tiles on decode_mlp_down 0.958 against cuBLAS, after 1.021-1.026
-/// in the 869f58b sweep and three runs since.
-pub const ACROSS_HOSTS: [&str; 10] = [
+/// in the 869f58b sweep and three runs since. At 370face (one-GPU host) cuBLAS's fastest path on decode_mlp_up in
+/// the trials' conditions was cuBLASLt's algorithm 1, 4-6% faster in the rounds than the paths chosen on the hosts
+/// before: rung 9 measured 1.125 against it and `auto` 1.005, with both kernels' times unchanged (`AFTER_H50`).
+pub const ACROSS_HOSTS: [&str; 11] = [
     "ablation::multicast::decode_attn_out",
     "ladder::rung9_cooperative::decode_mlp_up",
     "ladder::rung10_stmatrix::decode_mlp_up",
@@ -313,6 +315,7 @@ pub const ACROSS_HOSTS: [&str; 10] = [
     "switch::raster8_on::decode_attn_out",
     "ladder::rung3_warpspec::decode_attn_out",
     "ladder::auto::decode_mlp_down",
+    "ladder::auto::decode_mlp_up",
 ];
 
 /// Whether a trial's ratio is pinned across hosts: the trials named in `ACROSS_HOSTS`, and every ladder cell of
@@ -366,12 +369,60 @@ fn fixed_chooser_runs() -> &'static [(&'static str, Value)] {
     PARSED.get_or_init(|| parse(&FIXED_CHOOSER))
 }
 
+/// The whole-suite runs since cuBLAS's path is chosen in the trials' own conditions (H50), each shard on its own
+/// one-GPU host's run: be65393 and 370face. On decode_mlp_up cuBLAS's chosen path ran 203.8-207.1 us in be65393's
+/// rounds (cuBLASLt's algorithm 5) and 195.5-199.3 us in 370face's (algorithm 1, 184.8 us in the chooser against
+/// algorithm 5's 187.7), while rung 9 took 219.0-219.1 us and `auto` 197.9-200.5 in both: rung 9 measured 1.076 and
+/// 1.125, `auto` 0.954 and 1.005 against cuBLAS (0.918 at ea85c90, against algorithm 3).
+const AFTER_H50: [(&str, &str); 4] = [
+    (
+        "ablations-20261130T230907Z",
+        include_str!("../../results/h200/ablations-20261130T230907Z.json"),
+    ),
+    (
+        "ablations-20261130T231539Z",
+        include_str!("../../results/h200/ablations-20261130T231539Z.json"),
+    ),
+    (
+        "ablations-20261201T001821Z",
+        include_str!("../../results/h200/ablations-20261201T001821Z.json"),
+    ),
+    (
+        "ablations-20261201T002606Z",
+        include_str!("../../results/h200/ablations-20261201T002606Z.json"),
+    ),
+];
+
+fn after_h50_runs() -> &'static [(&'static str, Value)] {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    PARSED.get_or_init(|| parse(&AFTER_H50))
+}
+
+/// `estimates` of the records whose candidate is `candidate` (a ladder cell of `auto` measured another kernel
+/// wherever `auto`'s rule for the shape has changed since).
+fn estimates_of(runs: &[(&'static str, Value)], trial: &str, candidate: &str) -> Vec<Estimate> {
+    let ran_it = |v: &Value| {
+        v["trials"].as_array().is_some_and(|ts| {
+            ts.iter()
+                .any(|t| t["name"] == trial && t["comparison"]["candidate"] == candidate)
+        })
+    };
+    estimates(runs, trial)
+        .into_iter()
+        .filter(|e| runs.iter().any(|(r, v)| *r == e.0 && ran_it(v)))
+        .collect()
+}
+
 /// A ladder cell (a kernel's time over cuBLAS's) after the chooser fix: where a run with the fixed chooser holds it,
 /// `before` stays only if it is a verdict those runs confirm; otherwise the ratio those runs measured, within the
 /// tolerance `before` had (the spread earlier runs showed across hosts) or what the runs need, whichever is wider,
 /// with `before` named beside it (as the hypothesis refuted, where it was one).
-pub fn against_the_fixed_chooser(trial: &str, before: Expectation) -> Expectation {
-    let runs = estimates(fixed_chooser_runs(), trial);
+/// For a trial pinned across hosts, the runs since H50 (`AFTER_H50`) of the same `candidate` count too.
+pub fn against_the_fixed_chooser(trial: &str, candidate: &str, before: Expectation) -> Expectation {
+    let mut runs = estimates_of(fixed_chooser_runs(), trial, candidate);
+    if across_hosts(trial) {
+        runs.extend(estimates_of(after_h50_runs(), trial, candidate));
+    }
     if runs.is_empty() {
         return before;
     }
