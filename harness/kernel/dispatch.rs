@@ -334,10 +334,10 @@ fn token_split_kernel(
 }
 
 /// For a token split into tiles of `width` tokens on 128-row weight tiles: the token tile of 96-128 tokens (M / T
-/// rounded up to 16, so that each CTA of the cluster loads a whole-atom half) on 256-row weight tiles whose waves (of CTAs on `sm_count` SMs) times tile area is least, if that
-/// is at most 0.97 of the split's. No fixed cost a tile: with none, this model gives 0.96 on tokens_777 and 1.12 at
-/// 777x8192x8192, where the form measured 0.960 and 1.123 against the split (H61); the 96-token floor keeps it off
-/// the short wgmmas that H58-H60 found slow.
+/// rounded up to 16, so that each CTA of the cluster loads a whole-atom half) on 256-row weight tiles whose waves
+/// (of CTAs on `sm_count` SMs) times tile area is least, if that is at most 0.97 of the split's. No fixed cost a
+/// tile: with none, this model gives 0.96 on tokens_777 and 1.12 at 777x8192x8192, where the form measured 0.960
+/// and 1.123 against the split (H61); the 96-token floor keeps it off the short wgmmas that H58-H60 found slow.
 fn wide_weights_split(shape: &Shape, width: usize, sm_count: u32) -> Option<usize> {
     let area = |weight_rows: usize, tokens: usize| {
         let tiles = shape.m.div_ceil(tokens) * shape.n.div_ceil(weight_rows);
