@@ -11,6 +11,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub const ARCH: &str = "sm_90a";
 
+/// The version of what `parse_ptxas_log` keeps, part of the cache key (2: ptxas's "Performance Loss" information
+/// lines kept with the warnings).
+const REPORT_FORMAT: &str = "ptxas-report-2";
+
 /// What ptxas said about one kernel function.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FunctionReport {
@@ -79,7 +83,11 @@ pub fn parse_ptxas_log(log: &str) -> ResourceReport {
                 f.registers = number_before(line, "registers").unwrap_or(0);
             }
         }
-        if line.to_ascii_lowercase().contains("warning") {
+        // ptxas reports serialized wgmma as information, not as a warning ("ptxas info : (C7515) Potential
+        // Performance Loss: wgmma.mma_async instructions are serialized ..."): kept with the warnings, where the
+        // compile checks look for it.
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("warning") || lower.contains("performance loss") {
             report.warnings.push(line.trim().to_string());
         }
     }
@@ -131,6 +139,8 @@ pub fn compile(variant: &str, source: &str) -> Result<Arc<Compiled>> {
     let version = nvrtc_version()?;
     let mut hasher = Sha256::new();
     hasher.update(source.as_bytes());
+    // A cached report was parsed by the parser of its day: a new parser must not read old reports.
+    hasher.update(REPORT_FORMAT.as_bytes());
     for o in options() {
         hasher.update(o.as_bytes());
     }
@@ -223,4 +233,28 @@ fn compile_uncached(variant: &str, source: &str, version: String) -> Result<Comp
         report: parse_ptxas_log(&log),
         nvrtc_version: version,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_ptxas_log;
+
+    #[test]
+    fn serialized_wgmma_is_kept_with_the_warnings() {
+        let log = "ptxas info    : Compiling entry function 'gemm_kernel' for 'sm_90a'\n\
+                   ptxas info    : Function properties for gemm_kernel\n\
+                   \x20   0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+                   ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized \
+                   due to non wgmma instructions defining accumulator registers in the function 'gemm_kernel'\n\
+                   ptxas info    : Used 168 registers\n";
+        let report = parse_ptxas_log(log);
+        assert_eq!(report.functions.len(), 1);
+        assert_eq!(report.functions[0].registers, 168);
+        assert_eq!(report.warnings.len(), 1);
+        assert!(report.warnings[0].contains("(C7515)"));
+        let clean = parse_ptxas_log(
+            "ptxas info    : Function properties for k\nptxas info    : Used 40 registers\n",
+        );
+        assert!(clean.warnings.is_empty());
+    }
 }
