@@ -252,9 +252,12 @@ mod tests {
         assert_eq!(report.functions[0].registers, 168);
         assert_eq!(report.warnings.len(), 1);
         assert!(report.warnings[0].contains("(C7515)"));
+        // ... where the compile check refuses the kernel.
+        assert!(crate::suite::check_resources(&report).is_err());
         let clean = parse_ptxas_log(
             "ptxas info    : Function properties for k\nptxas info    : Used 40 registers\n",
         );
         assert!(clean.warnings.is_empty());
+        assert!(crate::suite::check_resources(&clean).is_ok());
     }
 }
