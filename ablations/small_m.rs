@@ -670,6 +670,27 @@ fn wide_weights() -> Vec<GpuTrial> {
     let wide_777 = wide(112, 4);
     let shared_200 = split("multicast=a,", 200, 5);
     let no_cluster = wide_777.replace("cluster=2", "cluster=1");
+    // H62: `auto`'s rule out of H61's sample, against the split it ran before there.
+    let out_of_sample = [
+        ("n14336_m620", split("", 208, 5), wide(96, 5), "0.923"),
+        ("tokens_4200", split("", 240, 4), wide(128, 4), "0.948"),
+    ]
+    .into_iter()
+    .map(|(s, base, cand, model)| {
+        spec_pair(
+            &format!("beyond::wide_weights::{s}"),
+            &base,
+            &cand,
+            s,
+            hypothesis(
+                Verdict::Faster,
+                &format!(
+                    "ablations/HYPOTHESES.md H62: `auto`'s rule out of H61's sample, within 3% of the modelled \
+                     {model} and faster by more than the band"
+                ),
+            ),
+        )
+    });
     vec![
         spec_pair(
             "beyond::wide_weights::tokens_777",
@@ -702,29 +723,10 @@ fn wide_weights() -> Vec<GpuTrial> {
                 "slower by 1-4% (ablations/HYPOTHESES.md H61: the cluster halves the token tile's L2 reads)",
             ),
         ),
-        spec_pair(
-            "beyond::wide_weights::n14336_m620",
-            &split("", 208, 5),
-            &wide(96, 5),
-            "n14336_m620",
-            hypothesis(
-                Verdict::Faster,
-                "ablations/HYPOTHESES.md H62: `auto`'s rule out of H61's sample, within 3% of the modelled 0.923 \
-                 and faster by more than the band",
-            ),
-        ),
-        spec_pair(
-            "beyond::wide_weights::tokens_4200",
-            &split("", 240, 4),
-            &wide(128, 4),
-            "tokens_4200",
-            hypothesis(
-                Verdict::Faster,
-                "ablations/HYPOTHESES.md H62: `auto`'s rule out of H61's sample, within 3% of the modelled 0.948 \
-                 and faster by more than the band",
-            ),
-        ),
     ]
+    .into_iter()
+    .chain(out_of_sample)
+    .collect()
 }
 
 /// H53: the swap-AB kernels `auto` ran at 2022ecc for M = 1 and 64 with 12 ring stages against their 8. Refuted
