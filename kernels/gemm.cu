@@ -39,6 +39,9 @@
 //                     wait and release round per batch instead of per k-block (H60); 1 by default
 //   TMAP_PREFETCH     1: the producer thread prefetches the TMA descriptors first thing (under PDL, while the
 //                     previous kernel still runs), so the first loads do not fetch them on demand (H57)
+//   DESC_ADVANCE      1: each consumer builds its operands' shared-memory descriptors once, from a consumer index
+//                     broadcast from lane 0 (so they stay in uniform registers), and advances them by constants per
+//                     k16 step and per stage; its ring stage and phase are counted, not divided out (H64)
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -343,6 +346,27 @@ __device__ __forceinline__ void mma_issue(float (&acc)[WG_ATOMS][WG_N / 2], u32 
   }
 }
 
+#if DESC_ADVANCE
+// mma_issue with the descriptors given: da and db address this consumer's rows of the stage's A and B (box 0, k16
+// step 0). A descriptor's address field is the byte address / 16, so an offset within shared memory is added as is.
+__device__ __forceinline__ void mma_issue_desc(float (&acc)[WG_ATOMS][WG_N / 2], u64 da, u64 db, bool accumulate) {
+#if MAINLOOP_MMA
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < TILE_K / 16; kk++) {
+    const u32 box = kk / K16_PER_BOX, step = (kk % K16_PER_BOX) * K16_STEP_BYTES;
+    const u64 b = db + ((box * BN * ROW_BYTES + step) >> 4);
+#pragma unroll
+    for (int a = 0; a < WG_ATOMS; a++) {
+      const u32 scale_d = (accumulate || kk > 0) ? 1u : 0u;
+      wgmma_m64nWGNk16(acc[a], da + ((box * BM * ROW_BYTES + a * 64 * ROW_BYTES + step) >> 4), b, scale_d);
+    }
+  }
+  wgmma_commit();
+#endif
+}
+#endif
+
 // One k-block of MMAs for one consumer warpgroup, fenced and committed as one batch.
 __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][WG_N / 2], u32 stage_addr, int a_row0, int b_row0,
                                           bool accumulate) {
@@ -636,7 +660,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if SETMAXNREG
     setmaxnreg_inc<CONSUMER_REGS>();
 #endif
+#if DESC_ADVANCE
+    // Broadcast from lane 0: the compiler then knows it is warp-uniform and keeps the descriptors built from it
+    // in uniform registers.
+    const int c = __shfl_sync(0xffffffffu, wg - 1, 0);
+#else
     const int c = wg - 1;
+#endif
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
     float acc[WG_ATOMS][WG_N / 2];
 #pragma unroll
@@ -722,6 +752,35 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
       if (MMA_IN_FLIGHT > 0 && lane == 0)
         for (int j = 0; j < held_count; j++) release_stage(empty_bar + 8 * ((item_pos + held + j) % STAGES));
+#elif DESC_ADVANCE
+      {
+        // H64: this consumer's descriptors for stage 0, moved by a stage's bytes a k-block; the ring position
+        // divided once a tile, then counted.
+        const u64 da0 = smem_desc(stages + a_row0 * ROW_BYTES, DESC_LBO, DESC_SBO, DESC_LAYOUT);
+        const u64 db0 = smem_desc(stages + A_STAGE_BYTES + b_row0 * ROW_BYTES, DESC_LBO, DESC_SBO, DESC_LAYOUT);
+        u32 s = item_pos % STAGES, phase = (item_pos / STAGES) & 1, held = s;
+        for (int kb = 0; kb < item_k_blocks; kb++) {
+          mbar_wait(full_bar + 8 * s, phase, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+#if FAULT_SKIP_K_BLOCK
+          if (kb != item_k_blocks - 1)
+#endif
+            mma_issue_desc(acc, da0 + s * (STAGE_BYTES >> 4), db0 + s * (STAGE_BYTES >> 4), kb > 0);
+#if MAINLOOP_MMA
+          wgmma_wait<MMA_IN_FLIGHT>();
+#endif
+          // The MMAs of the stage before (one batch in flight) or of this one are complete in this warp.
+          if (kb >= MMA_IN_FLIGHT && lane == 0) release_stage(empty_bar + 8 * (MMA_IN_FLIGHT ? held : s));
+          held = s;
+          if (++s == STAGES) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+#if MAINLOOP_MMA
+        wgmma_wait<0>();
+#endif
+        if (MMA_IN_FLIGHT > 0 && item_k_blocks > 0 && lane == 0) release_stage(empty_bar + 8 * held);
+      }
 #else
       for (int kb = 0; kb < item_k_blocks; kb++) {
         const u32 p = item_pos + kb, s = p % STAGES;

@@ -183,6 +183,10 @@ pub struct GemmConfig {
     /// batch (H60). 1: a round per k-block.
     #[serde(default = "default_kb_per_wait")]
     pub kb_per_wait: u32,
+    /// Consumers build their operands' descriptors once (warp-uniform) and advance them by constants, and count
+    /// their ring stage and phase instead of dividing (H64).
+    #[serde(default)]
+    pub desc_advance: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -418,6 +422,11 @@ impl GemmConfig {
                     self.stages
                 ));
             }
+        }
+        if self.desc_advance && (!self.warp_specialized || self.kb_per_wait != 1) {
+            return config_err(
+                "desc_advance is built into the warp-specialized consumer loop of one k-block a round (kb_per_wait=1)",
+            );
         }
         if !matches!(self.consumer_regs, 232 | 240) {
             return config_err(format!(

@@ -125,6 +125,7 @@ impl Rung {
             wait_suspend: false,
             tmap_prefetch: false,
             kb_per_wait: 1,
+            desc_advance: false,
         };
         match self {
             Rung::KLoop => base,

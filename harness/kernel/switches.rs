@@ -305,6 +305,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.kb_per_wait, number("kb_per_wait", v)),
     },
     Switch {
+        key: "desc_advance",
+        define: Some("DESC_ADVANCE"),
+        doc: "1: each consumer builds its operands' shared-memory descriptors once (warp-uniform) and advances them by constants per k16 step and stage, counting its ring stage and phase; 0 (default): rebuilt before every wgmma from the ring position (H64)",
+        value: |c| u32::from(c.desc_advance),
+        set: |c, v| assign(&mut c.desc_advance, flag("desc_advance", v)),
+    },
+    Switch {
         key: "tile_order",
         define: Some("TILE_ORDER_TABLE"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",
