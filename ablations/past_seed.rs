@@ -225,9 +225,17 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         "ablations/HYPOTHESES.md H57: no change at 4096 cubed: one descriptor round trip at the head of an \
          850 us kernel",
     );
+    let desc_advance = on_rung10_spec(
+        "beyond::desc_advance::square4096",
+        "rung10:desc_advance=1",
+        "square4096",
+        Verdict::NoChange,
+        "ablations/HYPOTHESES.md H64: no change to 2% faster at 4096 cubed: rung 10's 4 wgmmas of 128 cycles a \
+         round hide the consumer loop's scalar chain that the short wgmmas of M = 200 expose",
+    );
     ctas.chain(hilbert)
         .chain(multicast_a)
-        .chain([wait_scope, wait_suspend, tmap_prefetch])
+        .chain([wait_scope, wait_suspend, tmap_prefetch, desc_advance])
         .chain([hilbert_correct])
         .chain(hybrid)
         .chain(everywhere)

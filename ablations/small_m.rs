@@ -403,6 +403,7 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         .chain(wait_suspend())
         .chain(tmap_prefetch())
         .chain(kb_per_wait())
+        .chain(desc_advance())
         .chain(deep_ring())
         .chain(token_tiles_of_8())
         .chain(wide_weights())
@@ -424,14 +425,14 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
 /// its edge) the trial expects what that sweep saw, the pairs faster with confidence (the interval under 1), the
 /// hypothesis and what it measured beside it.
 fn swap_store() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, auto_spec_element_stores, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h64, auto_spec_element_stores, H200_SMS};
     use harness::trial::expect::{Expect, Expectation};
     use harness::trial::pins::sweep_pin;
     let pair = |s: &str| {
         let shape = shape(s);
         (
             auto_spec_element_stores(&shape, H200_SMS).0,
-            auto_spec(&shape, H200_SMS).0,
+            auto_spec_before_h64(&shape, H200_SMS).0,
         )
     };
     // The kernels the paired sweep measured (36011d7): on tokens_777 `auto` has run another since H55.
@@ -492,7 +493,7 @@ fn swap_store() -> Vec<GpuTrial> {
 /// H44, H46, H47: `auto`'s kernel with the weight tile shared by 2-CTA clusters along the token tiles
 /// (`multicast=a`) against the kernel `auto` ran for the same shape before H47 (cf3b52f).
 fn weights_shared() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     // `auto`'s kernel at 192x4096 before H47: two consumers of 64 weight rows, the tokens multicast, stream-K.
     const STREAM_K_192: &str = "rung10:cluster=2,consumers=2,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,streamk=1,evict_first=1,pdl=1,stages=5,swap_store=pairs";
     [
@@ -518,7 +519,7 @@ fn weights_shared() -> Vec<GpuTrial> {
     .into_iter()
     .map(|(s, before, hypothesis)| {
         let name = format!("beyond::weights_shared::{s}");
-        faster(&name, before, &auto_spec(&shape(s), H200_SMS).0, s, hypothesis)
+        faster(&name, before, &auto_spec_before_h64(&shape(s), H200_SMS).0, s, hypothesis)
     })
     .chain([faster(
         "beyond::weights_shared::n4096_m192",
@@ -561,13 +562,13 @@ fn wait_scope_cta() -> GpuTrial {
 /// H51: `auto`'s kernels at M = 200 and on decode_attn_out with every mbarrier wait passing CUTLASS's 10 ms
 /// suspend-time hint. Refuted (1.38x and 1.24x slower where 1-3% faster was expected): the sweep's verdict pinned.
 fn wait_suspend() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     use harness::trial::pins::sweep_verdict_pin;
     ["decode_m200", "decode_attn_out"]
         .into_iter()
         .map(|s| {
             let sh = shape(s);
-            let base = auto_spec(&sh, H200_SMS).0;
+            let base = auto_spec_before_h64(&sh, H200_SMS).0;
             let cand = format!("{base},wait_suspend=1");
             let sweep_shape = if s == "decode_m200" { "200x8192x8192" } else { s };
             spec_pair(
@@ -588,7 +589,7 @@ fn wait_suspend() -> Vec<GpuTrial> {
 /// H57: `auto`'s kernels with the TMA descriptors prefetched first thing (`tmap_prefetch=1`). Refuted (no change
 /// where 1-3% and 0.5-2% faster were expected): the sweep's verdict pinned. 4096-cubed is in `past_seed`.
 fn tmap_prefetch() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     use harness::trial::pins::sweep_verdict_pin;
     [
         ("decode_m1", "1x8192x8192", "faster by 1-3%"),
@@ -597,7 +598,7 @@ fn tmap_prefetch() -> Vec<GpuTrial> {
     ]
     .into_iter()
     .map(|(s, dims, expected)| {
-        let base = auto_spec(&shape(s), H200_SMS).0;
+        let base = auto_spec_before_h64(&shape(s), H200_SMS).0;
         let cand = format!("{base},tmap_prefetch=1");
         spec_pair(
             &format!("beyond::tmap_prefetch::{s}"),
@@ -618,9 +619,9 @@ fn tmap_prefetch() -> Vec<GpuTrial> {
 /// kernel at M = 200 and on rung 10 at 4096-cubed. Refuted (7.6% and 49% slower where 2-5% faster and no change
 /// were expected): the sweep's verdict pinned.
 fn kb_per_wait() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     use harness::trial::pins::sweep_verdict_pin;
-    let m200 = auto_spec(&shape("decode_m200"), H200_SMS).0;
+    let m200 = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
     [
         ("decode_m200", "200x8192x8192", m200, "faster by 2-5%"),
         ("square4096", "square4096", "rung10".to_string(), "no change"),
@@ -644,6 +645,88 @@ fn kb_per_wait() -> Vec<GpuTrial> {
         )
     })
     .collect()
+}
+
+/// H64: `auto`'s kernels before H64 with their consumers' descriptors advanced instead of rebuilt
+/// (`desc_advance=1`, what `auto` runs on its swap-AB kernels since). Faster at M = 200 and 192 and no change at
+/// M = 1 (confirmed); no change on decode_attn_out (refuted: 2-5% faster was written; the sweep's verdict pinned).
+/// H65: CTA-scope acquires on top of it at M = 200 (refuted: no change, pinned). H66: one consumer of 128 rows
+/// on the lean loop (refuted: slower, pinned). H63: one consumer over the whole 208-token tile (refuted: no change,
+/// pinned). 4096-cubed is in `past_seed`.
+fn desc_advance() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::trial::expect::{Expect, Expectation};
+    use harness::trial::pins::sweep_verdict_pin;
+    let before = |s: &str| auto_spec_before_h64(&shape(s), H200_SMS).0;
+    let lean = |s: &str| format!("{},desc_advance=1", before(s));
+    let h64 = "ablations/HYPOTHESES.md H64: the consumer loop rebuilt each wgmma's descriptor and divided the ring                position (about 80 SASS instructions a k-block, Nsight Compute's source page at c204b16); advanced                in uniform registers it takes under 40";
+    let confirmed = |s: &str, v: Verdict, expected: &str| {
+        spec_pair(
+            &format!("beyond::desc_advance::{s}"),
+            &before(s),
+            &lean(s),
+            s,
+            Expectation::hypothesis(Expect::Verdict(v), format!("{expected} ({h64})")),
+        )
+    };
+    let pinned = |name: &str, base: String, cand: String, s: &str, dims: &str, expected: &str| {
+        spec_pair(
+            name,
+            &base,
+            &cand,
+            s,
+            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}"))
+                .refuting(expected.to_string()),
+        )
+    };
+    let m200 = lean("decode_m200");
+    let one_consumer = m200.replace("consumers=2,wg_m=64", "consumers=1,wg_m=128");
+    assert_ne!(
+        one_consumer, m200,
+        "auto's kernel at M = 200 has two consumers of 64 rows"
+    );
+    let whole_208 = "rung10:cluster=1,consumers=1,wg_m=64,bn=208,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,\
+                     pdl=1,stages=6,swap_store=pairs";
+    vec![
+        confirmed("decode_m200", Verdict::Faster, "4-10% faster at M = 200"),
+        confirmed("decode_m192", Verdict::Faster, "2-5% faster at M = 192"),
+        confirmed("decode_m1", Verdict::NoChange, "no change at M = 1, where the weight stream bounds the kernel"),
+        pinned(
+            "beyond::desc_advance::decode_attn_out",
+            before("decode_attn_out"),
+            lean("decode_attn_out"),
+            "decode_attn_out",
+            "decode_attn_out",
+            &format!("faster by 2-5% ({h64})"),
+        ),
+        pinned(
+            "beyond::wait_scope::lean_decode_m200",
+            m200.clone(),
+            format!("{m200},wait_scope=cta"),
+            "decode_m200",
+            "200x8192x8192",
+            "faster by 1-3% (ablations/HYPOTHESES.md H65: the CCTL.IVALL after each cluster-scope acquire held 257 \
+             samples at c204b16; on the lean loop it is on the critical path)",
+        ),
+        pinned(
+            "beyond::one_consumer::lean_decode_m200",
+            m200.clone(),
+            one_consumer,
+            "decode_m200",
+            "200x8192x8192",
+            "no change (ablations/HYPOTHESES.md H66: cuBLAS issues the eight m64n104 wgmmas of a k-block from one \
+             warpgroup; H48's loss was the scalar chain, which the lean loop removes)",
+        ),
+        pinned(
+            "beyond::one_consumer_whole::decode_m200",
+            before("decode_m200"),
+            whole_208.to_string(),
+            "decode_m200",
+            "200x8192x8192",
+            "faster by 2-5% (ablations/HYPOTHESES.md H63: one consumer over the whole 208-token tile, wgmmas twice \
+             as long and half the rounds)",
+        ),
+    ]
 }
 
 /// H61 and H62: cuBLAS's tokens_777 form (256 weight rows by 96-128 tokens, two consumers of 128, the token tile
@@ -771,7 +854,7 @@ fn deep_ring() -> Vec<GpuTrial> {
 /// 3.8% faster); (a) 200-token tiles without a cluster (refuted: no change) and (c) the 208-token tiles without their
 /// cluster (refuted: 4.6% slower, more than written), each with the sweep's verdict pinned.
 fn token_tiles_of_8() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     use harness::trial::pins::sweep_verdict_pin;
     let kernel = |cluster: &str, bn: u32| {
         format!(
@@ -794,7 +877,7 @@ fn token_tiles_of_8() -> Vec<GpuTrial> {
         faster(
             "beyond::token_tiles_of_8::weights_shared::tokens_777",
             &before,
-            &auto_spec(&shape("tokens_777"), H200_SMS).0,
+            &auto_spec_before_h64(&shape("tokens_777"), H200_SMS).0,
             "tokens_777",
             "ablations/HYPOTHESES.md H54(b): faster by 1-4%: tiles of 200 tokens pad 777 by 3.0% where 208 pad it by \
              7.1%, and sharing the weight tile instead of the token tile keeps a cluster's L2 saving",
@@ -815,9 +898,9 @@ fn token_tiles_of_8() -> Vec<GpuTrial> {
 /// `auto`'s kernel at M = 200 against `candidate(auto's spec)`, pinned from the committed sweep that measured the
 /// pair on 200x8192x8192, with the hypothesis it refuted beside the pin.
 fn refuted_at_m200(name: &str, candidate: impl Fn(&str) -> String, hypothesis: &str) -> GpuTrial {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     use harness::trial::pins::sweep_pin;
-    let base = auto_spec(&shape("decode_m200"), H200_SMS).0;
+    let base = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
     let cand = candidate(&base);
     spec_pair(
         name,

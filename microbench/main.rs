@@ -298,15 +298,15 @@ fn loads_only_trials() -> Vec<GpuTrial> {
     .collect()
 }
 
-/// 8. What bounds `auto` at M = 200 (H58, H59) and the weight stream at M = 1 without the consumers (H56).
+/// 8. What bounds `auto` at M = 200 (H58, H59, H64) and the weight stream at M = 1 without the consumers (H56).
 ///
 /// The isolation switches against the whole kernel, each pinned where its hypothesis was refuted.
 fn m200_isolation_trials() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     use harness::trial::expect::Expectation;
     use harness::trial::pins::sweep_pin;
-    let m200 = auto_spec(&shape("decode_m200"), H200_SMS).0;
-    let m1 = auto_spec(&shape("decode_m1"), H200_SMS).0;
+    let m200 = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
+    let m1 = auto_spec_before_h64(&shape("decode_m1"), H200_SMS).0;
     let pinned = |name: &str,
                   base: &str,
                   cand: String,
@@ -352,6 +352,17 @@ fn m200_isolation_trials() -> Vec<GpuTrial> {
                 Expect::Verdict(Verdict::Faster),
                 "ablations/HYPOTHESES.md H59(a): with the MMAs alone, k-blocks of 128 (3 stages) faster than of 64 \
                  (7 stages) by 5-10%: half the rounds of wait, fence, commit and release",
+            ),
+        ),
+        compare(
+            "mma_only::desc_advance::decode_m200",
+            spec(&format!("{m200},loads=0")),
+            spec(&format!("{m200},loads=0,desc_advance=1")),
+            "decode_m200",
+            Expectation::hypothesis(
+                Expect::Verdict(Verdict::Faster),
+                "ablations/HYPOTHESES.md H64: with the MMAs alone, descriptors advanced in uniform registers (the \
+                 consumer loop under 40 SASS instructions a k-block, not about 80) faster by 5-10%",
             ),
         ),
         pinned(

@@ -494,8 +494,11 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// pins of `beyond::wait_suspend`; `auto`'s small-M and decode kernels with loads only (31a1c80,
 /// tools/sweeps/h52-loads-only.txt), the pins of the microbench's `loads_only`; 12 ring stages against 8 at M = 1
 /// and 64 (2022ecc, tools/sweeps/h53-deep-ring.txt), the pins of `beyond::deep_ring`; token tiles rounded to 8
-/// on tokens_777 (62a0efe, tools/sweeps/h54-token-tiles-of-8.txt), the pins of `beyond::token_tiles_of_8`.
-const SWEEPS: [(&str, &str); 22] = [
+/// on tokens_777 (62a0efe, tools/sweeps/h54-token-tiles-of-8.txt), the pins of `beyond::token_tiles_of_8`;
+/// descriptors advanced on decode_attn_out, CTA-scope acquires and one consumer of 128 rows on the lean loop at
+/// M = 200 (3c8fceb, tools/sweeps/h64-desc-advance.txt), and one consumer over the whole 208-token tile at M = 200
+/// (c204b16, tools/sweeps/h63-one-consumer-whole.txt): the pins of the refuted H63-H66 trials.
+const SWEEPS: [(&str, &str); 26] = [
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
         include_str!(
@@ -608,6 +611,30 @@ const SWEEPS: [(&str, &str); 22] = [
         "21d2e6f/h61-cublas-777-tiling/runs/compare-20261201T000721Z",
         include_str!(
             "../../results/h200/21d2e6f/h61-cublas-777-tiling/runs/compare-20261201T000721Z.json"
+        ),
+    ),
+    (
+        "3c8fceb/h64-desc-advance/runs/compare-20261201T010950Z",
+        include_str!(
+            "../../results/h200/3c8fceb/h64-desc-advance/runs/compare-20261201T010950Z.json"
+        ),
+    ),
+    (
+        "3c8fceb/h64-desc-advance/runs/compare-20261201T011002Z",
+        include_str!(
+            "../../results/h200/3c8fceb/h64-desc-advance/runs/compare-20261201T011002Z.json"
+        ),
+    ),
+    (
+        "3c8fceb/h64-desc-advance/runs/compare-20261201T011009Z",
+        include_str!(
+            "../../results/h200/3c8fceb/h64-desc-advance/runs/compare-20261201T011009Z.json"
+        ),
+    ),
+    (
+        "c204b16/h63-one-consumer-whole/runs/compare-20261201T010447Z",
+        include_str!(
+            "../../results/h200/c204b16/h63-one-consumer-whole/runs/compare-20261201T010447Z.json"
         ),
     ),
 ];
