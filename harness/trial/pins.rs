@@ -304,8 +304,13 @@ const WHOLE_SUITE: [(&str, &str); 10] = [
 /// in the 869f58b sweep and three runs since. At 370face (one-GPU host) cuBLAS's fastest path on decode_mlp_up in
 /// the trials' conditions was cuBLASLt's algorithm 1, 4-6% faster in the rounds than the paths chosen on the hosts
 /// before: rung 9 measured 1.125 against it and `auto` 1.005, with both kernels' times unchanged (`AFTER_H50`).
-pub const ACROSS_HOSTS: [&str; 11] = [
+/// At 80b1dd8 (one-GPU host, rung 10's cubin unchanged: its default switches compile as before) the chooser took
+/// cublasGemmEx on prefill_attn_out, which ran 1738.5 us in the rounds against cuBLASLt's algorithm 7 at 1608-1650
+/// us on the hosts before, while rung 10 took 1667.9 us (1668-1699 before): rung 10 measured 0.968 against cuBLAS
+/// where six runs had measured 1.031-1.038.
+pub const ACROSS_HOSTS: [&str; 12] = [
     "ablation::multicast::decode_attn_out",
+    "ladder::rung10_stmatrix::prefill_attn_out",
     "ladder::rung9_cooperative::decode_mlp_up",
     "ladder::rung10_stmatrix::decode_mlp_up",
     "ladder::rung3_warpspec::decode_qkv",
@@ -370,14 +375,18 @@ fn fixed_chooser_runs() -> &'static [(&'static str, Value)] {
 }
 
 /// The whole-suite runs since cuBLAS's path is chosen in the trials' own conditions (H50), each shard on its own
-/// one-GPU host's run: be65393 and 370face. On decode_mlp_up cuBLAS's chosen path ran 203.8-207.1 us in be65393's
+/// one-GPU host's run: be65393, 370face and 80b1dd8's first shard. On decode_mlp_up cuBLAS's chosen path ran 203.8-207.1 us in be65393's
 /// rounds (cuBLASLt's algorithm 5) and 195.5-199.3 us in 370face's (algorithm 1, 184.8 us in the chooser against
 /// algorithm 5's 187.7), while rung 9 took 219.0-219.1 us and `auto` 197.9-200.5 in both: rung 9 measured 1.076 and
 /// 1.125, `auto` 0.954 and 1.005 against cuBLAS (0.918 at ea85c90, against algorithm 3).
-const AFTER_H50: [(&str, &str); 4] = [
+const AFTER_H50: [(&str, &str); 5] = [
     (
         "ablations-20261130T230907Z",
         include_str!("../../results/h200/ablations-20261130T230907Z.json"),
+    ),
+    (
+        "ablations-20261201T012458Z",
+        include_str!("../../results/h200/ablations-20261201T012458Z.json"),
     ),
     (
         "ablations-20261130T231539Z",
