@@ -6,9 +6,12 @@ set -euo pipefail
 before=$1; after=${2:-}
 work=$(mktemp -d)
 compile() { # $1 = source tree, $2 = cache dir. The test binaries run directly, as on the GPU machine.
-  (cd "$1" && CARGO_TARGET_DIR="$work/target" cargo build --release --quiet --tests)
+  # One target folder per tree: with a shared one, cargo took the second tree's (older) files as built already and
+  # ran the first tree's binaries twice, so "identical" compared a tree with itself (found at 2079873).
+  local target="$work/target-$(basename "$2")"
+  (cd "$1" && CARGO_TARGET_DIR="$target" cargo build --release --quiet --tests)
   for t in ablations microbench; do
-    bin=$(ls -t "$work"/target/release/deps/$t-* | grep -v '\.d$' | head -1)
+    bin=$(ls -t "$target"/release/deps/$t-* | grep -v '\.d$' | head -1)
     (cd "$1" && GEMM_ABLATE_CACHE="$2" "$bin" compile:: >/dev/null)
   done
 }
