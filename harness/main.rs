@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | stalls SOURCE.csv [TOP]]");
     ExitCode::from(2)
 }
 
@@ -110,6 +110,7 @@ fn main() -> ExitCode {
         Some("report") => report(&args[1..]),
         Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
         Some("profile") if args.len() >= 3 => profile(&args[1..]),
+        Some("stalls") if args.len() >= 2 => stalls(&args[1..]),
         Some("build") if args.len() >= 2 => build(&args[1..]),
         Some("auto") if args.len() >= 2 => auto(&args[1..]),
         Some("list") => {
@@ -134,7 +135,8 @@ fn main() -> ExitCode {
 }
 
 /// Nsight Compute on one variant and on cuBLAS: `profile SPEC SHAPE [bf16] [--full]`; the report is kept under
-/// results/profiles/ (with `--full`, ncu's full section set and its details page, details.txt).
+/// results/profiles/ (with `--full`, ncu's full section set, its details page, details.txt, and its source page,
+/// source.csv, summarized: where each kernel's warps wait).
 fn profile(args: &[String]) -> ExitCode {
     let dtype = args[2..]
         .iter()
@@ -181,6 +183,11 @@ fn profile(args: &[String]) -> ExitCode {
     match harness::trial::profile::run(&name, &job, &dir, full) {
         Ok(p) => {
             print!("{}", harness::report::text::profile_text(&p));
+            if let Ok(summary) = std::fs::read_to_string(dir.join("source-summary.txt")) {
+                print!(
+                    "\nwhere the warps wait (Nsight Compute's source page, source.csv):\n{summary}"
+                );
+            }
             println!("saved in {}", dir.display());
             ExitCode::SUCCESS
         }
@@ -189,6 +196,24 @@ fn profile(args: &[String]) -> ExitCode {
                 "{e}\n(what ncu printed is in {})",
                 dir.join("ncu.log").display()
             );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Where each kernel's warps wait, from a source page `profile --full` wrote (source.csv): `stalls FILE [TOP]`.
+fn stalls(args: &[String]) -> ExitCode {
+    let top = args.get(1).and_then(|t| t.parse().ok()).unwrap_or(12);
+    let parsed = std::fs::read_to_string(&args[0])
+        .map_err(|e| format!("{}: {e}", args[0]))
+        .and_then(|text| harness::trial::source_page::parse(&text).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(kernels) => {
+            print!("{}", harness::trial::source_page::summary(&kernels, top));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
             ExitCode::FAILURE
         }
     }

@@ -8,4 +8,5 @@ pub mod job;
 pub mod pins;
 pub mod profile;
 pub mod run;
+pub mod source_page;
 pub mod subprocess;

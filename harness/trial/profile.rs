@@ -132,7 +132,8 @@ fn ncu_failure(output: &str) -> String {
 
 /// Profiles `job` (a `Job::Profile`) under ncu, keeps the report in `dir`, and returns the side-by-side table.
 /// `full`: ncu's full section set besides the table's metrics (dozens of replay passes a kernel), its details
-/// page written to `details.txt` beside the report.
+/// page written to `details.txt` beside the report, its source page (SASS with warp-stall samples) to `source.csv`
+/// and summarized per kernel in `source-summary.txt` (`source_page`).
 pub fn run(name: &str, job: &Job, dir: &Path, full: bool) -> Result<Profile> {
     let ncu = find_ncu()?;
     std::fs::create_dir_all(dir)?;
@@ -206,6 +207,21 @@ pub fn run(name: &str, job: &Job, dir: &Path, full: bool) -> Result<Profile> {
             .args(["--page", "details"])
             .output()?;
         std::fs::write(dir.join("details.txt"), &details.stdout)?;
+        // The source page: each SASS instruction with its stall samples (the full set samples warp states).
+        let source = Command::new(&ncu)
+            .arg("--import")
+            .arg(&report)
+            .args(["--page", "source", "--csv", "--print-source", "sass"])
+            .output()?;
+        let text = String::from_utf8_lossy(&source.stdout).into_owned();
+        std::fs::write(dir.join("source.csv"), &text)?;
+        if source.status.success() {
+            let kernels = crate::trial::source_page::parse(&text)?;
+            std::fs::write(
+                dir.join("source-summary.txt"),
+                crate::trial::source_page::summary(&kernels, 12),
+            )?;
+        }
     }
     let kernels = parse_raw_csv(&text)?;
     let profile = side_by_side(&kernels, record, report)?;
@@ -281,7 +297,7 @@ pub fn parse_raw_csv(text: &str) -> Result<Vec<KernelMetrics>> {
 }
 
 /// Splits one CSV line whose fields are all quoted ("a","b,c","d ""e""").
-fn split_csv_line(line: &str) -> Vec<String> {
+pub(crate) fn split_csv_line(line: &str) -> Vec<String> {
     let mut fields = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
