@@ -27,7 +27,8 @@ def load(d):
 a, b = load(sys.argv[1]), load(sys.argv[2])
 same = sorted(k for k in a if b.get(k) == a[k])
 changed = sorted(k for k in a if k in b and b[k] != a[k])
-print(f"{len(same)} identical cubins, {len(changed)} changed: {changed}; only before: {sorted(set(a) - set(b))}; only after: {sorted(set(b) - set(a))}")
+few = lambda names: f"{len(names)} {sorted(names)[:5]}{' ...' if len(names) > 5 else ''}"
+print(f"{len(same)} identical cubins, {len(changed)} changed: {changed}; only before: {few(set(a) - set(b))}; only after: {few(set(b) - set(a))}")
 sys.exit(1 if changed else 0)
 PY
 rc=$?
