@@ -95,6 +95,11 @@
 //!   against the same kernel with the element stores, 0.980-0.991 at M = 176-1280 and on tokens_480 and tokens_777
 //!   with N = 8192, 0.973 at 176x4096, 0.994-1.002 at M = 1 and 64 and at M = 288 and 352: never slower
 //!   (results/h200/36011d7/h40-pairs-paired/, results/h200/393d4ef/h41-h40-rest/).
+//! - every swap-AB kernel above advances its consumers' wgmma descriptors instead of rebuilding them
+//!   (`desc_advance=1`, H64): 0.929 at M = 200, 0.912 at 192, no change at M = 1 and on tokens_777
+//!   (results/h200/3c8fceb/h64-desc-advance/); against cuBLAS M = 192 went from 1.055 to 0.960 and M = 200 from
+//!   1.087 to 1.022 (results/h200/2cdc39c/auto-after-h64/). Rung 10's tiles and the decode kernels measured no
+//!   change with it and run as before.
 //!
 //! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
 
