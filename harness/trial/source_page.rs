@@ -61,6 +61,7 @@ fn opcode_of(sass: &str) -> &str {
 pub fn parse(text: &str) -> Result<Vec<KernelSource>> {
     let mut kernels: Vec<KernelSource> = Vec::new();
     let mut header: Vec<String> = Vec::new();
+    let mut columns: Option<Columns> = None;
     for line in text.lines().filter(|l| l.starts_with('"')) {
         let row = split_csv_line(line);
         match row.first().map(String::as_str) {
@@ -68,14 +69,26 @@ pub fn parse(text: &str) -> Result<Vec<KernelSource>> {
                 kernel: row.get(1).cloned().unwrap_or_default(),
                 instructions: Vec::new(),
             }),
-            Some("Address") => header = row,
+            Some("Address") => {
+                // A header missing a column is an error only once an instruction row needs it.
+                columns = Columns::of(&row).ok();
+                header = row;
+            }
             Some(_) => {
                 let kernel = kernels.last_mut().ok_or_else(|| {
                     Error::Other(
                         "ncu's source page: an instruction row before any Kernel Name line".into(),
                     )
                 })?;
-                kernel.instructions.push(instruction(&header, &row)?);
+                let columns = match &columns {
+                    Some(c) => c,
+                    None => {
+                        return Err(Columns::of(&header)
+                            .err()
+                            .unwrap_or_else(|| missing("Address")))
+                    }
+                };
+                kernel.instructions.push(columns.instruction(&row));
             }
             None => {}
         }
@@ -88,38 +101,68 @@ pub fn parse(text: &str) -> Result<Vec<KernelSource>> {
     Ok(kernels)
 }
 
-fn instruction(header: &[String], row: &[String]) -> Result<Instruction> {
-    let col = |name: &str| -> Result<usize> {
-        header
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| Error::Other(format!("ncu's source page has no `{name}` column")))
-    };
-    let number = |i: usize| {
-        row.get(i)
-            .and_then(|v| v.replace(',', "").parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    let mut stalls: Vec<(String, u64)> = header
-        .iter()
-        .enumerate()
-        .filter_map(|(i, h)| {
-            let reason = h.strip_prefix("stall_")?;
-            (!reason.contains("(Not Issued)")).then(|| (reason.to_string(), number(i)))
+fn missing(name: &str) -> Error {
+    Error::Other(format!("ncu's source page has no `{name}` column"))
+}
+
+/// Where a header puts the fields an instruction row is read for, found once a kernel.
+struct Columns {
+    address: usize,
+    source: usize,
+    executed: usize,
+    samples: usize,
+    /// (reason, column) of every `stall_*` column but the not-issued ones.
+    stalls: Vec<(String, usize)>,
+}
+
+impl Columns {
+    fn of(header: &[String]) -> Result<Columns> {
+        let col = |name: &str| {
+            header
+                .iter()
+                .position(|h| h == name)
+                .ok_or_else(|| missing(name))
+        };
+        Ok(Columns {
+            address: col("Address")?,
+            source: col("Source")?,
+            executed: col("Instructions Executed")?,
+            samples: col("Warp Stall Sampling (All Samples)")?,
+            stalls: header
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| {
+                    let reason = h.strip_prefix("stall_")?;
+                    (!reason.contains("(Not Issued)")).then(|| (reason.to_string(), i))
+                })
+                .collect(),
         })
-        .filter(|(_, n)| *n > 0)
-        .collect();
-    stalls.sort_by_key(|s| std::cmp::Reverse(s.1));
-    Ok(Instruction {
-        address: row.get(col("Address")?).cloned().unwrap_or_default(),
-        sass: row
-            .get(col("Source")?)
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default(),
-        executed: number(col("Instructions Executed")?),
-        samples: number(col("Warp Stall Sampling (All Samples)")?),
-        stalls,
-    })
+    }
+
+    fn instruction(&self, row: &[String]) -> Instruction {
+        let number = |i: usize| {
+            row.get(i)
+                .and_then(|v| v.replace(',', "").parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let mut stalls: Vec<(String, u64)> = self
+            .stalls
+            .iter()
+            .map(|(reason, i)| (reason.clone(), number(*i)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        stalls.sort_by_key(|s| std::cmp::Reverse(s.1));
+        Instruction {
+            address: row.get(self.address).cloned().unwrap_or_default(),
+            sass: row
+                .get(self.source)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default(),
+            executed: number(self.executed),
+            samples: number(self.samples),
+            stalls,
+        }
+    }
 }
 
 /// A few lines a kernel: instructions executed, stall samples, the share on MMA issue and MMA waits, and the
