@@ -104,8 +104,10 @@ fn shared_memory_over_the_limit() {
 
 #[test]
 fn cluster_size() {
-    let m = err(Rung::Multicast.config().with_cluster(4).validate());
-    assert!(m.contains("cluster size must be 1 or 2"), "{m}");
+    let m = err(Rung::Multicast.config().with_cluster(8).validate());
+    assert!(m.contains("cluster size must be 1, 2 or 4"), "{m}");
+    // Four CTAs share the B tile in quarters (H68); each quarter must be whole swizzle atoms.
+    assert!(Rung::Multicast.config().with_cluster(4).validate().is_ok());
     let single = err(Rung::Pipeline.config().with_cluster(2).validate());
     assert!(single.contains("no cluster"), "{single}");
 }

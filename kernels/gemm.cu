@@ -7,7 +7,7 @@
 //   SWIZZLE, TILE_K   shared-memory layout: 0 = core-matrix layout (8-row x 16-byte blocks), or 32/64/128-byte swizzle;
 //                     k-depth of a stage (swizzled: one or more swizzle spans, a TMA box each)
 //   EPILOGUE_TMA      accumulators staged in shared memory and written by TMA stores
-//   CLUSTER_M         2: a 2x1 cluster; the B tile is split between the two CTAs and multicast to both
+//   CLUSTER_M         2 or 4: a 2x1 or 4x1 cluster; the B tile is split between the CTAs and multicast to all
 //   CONSUMERS, WG_M, BN, SETMAXNREG   consumer warpgroups, rows each one owns, tile width, register rebalancing
 //   SPLIT_N, WG_N     1: the consumers split the tile's columns instead of its rows (each owns all WG_M rows and
 //                     WG_N = BN / CONSUMERS columns); 0: WG_N = BN

@@ -362,9 +362,9 @@ impl GemmConfig {
                 self.accumulator_registers()
             ));
         }
-        if !matches!(self.cluster_m, 1 | 2) {
+        if !matches!(self.cluster_m, 1 | 2 | 4) {
             return config_err(format!(
-                "cluster size must be 1 or 2 CTAs along M, got {}",
+                "cluster size must be 1, 2 or 4 CTAs along M, got {}",
                 self.cluster_m
             ));
         }

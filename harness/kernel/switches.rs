@@ -110,7 +110,7 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "cluster",
         define: Some("CLUSTER_M"),
-        doc: "2: a 2-CTA cluster; the B tile is split between the two CTAs and multicast to both (along M), or the A tile with multicast=a (along N)",
+        doc: "2: a 2-CTA cluster; the B tile is split between the two CTAs and multicast to both (along M), or the A tile with multicast=a (along N); 4: four CTAs along M share the B tile in quarters (H68)",
         value: |c| c.cluster_m,
         set: |c, v| assign(&mut c.cluster_m, number("cluster", v)),
     },
