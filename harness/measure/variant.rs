@@ -33,6 +33,8 @@ pub struct GemmKernel<'a> {
     hang: &'a HangWatch,
     /// Stream-K: fp32 partial accumulators and their flags (zeroed once; each launch clears what it sets).
     stream_k: Option<(DeviceBuffer, DeviceBuffer)>,
+    /// A warning when the grid has more clusters than can be resident at once.
+    pub placement: Option<String>,
 }
 
 impl<'a> GemmKernel<'a> {
@@ -105,8 +107,27 @@ impl<'a> GemmKernel<'a> {
         } else {
             None
         };
+        // A persistent grid meant as one wave whose clusters do not all fit at once (each needs its CTAs' SMs in
+        // one GPC): the rest wait for a whole cluster to finish, a second wave a user should see (H68: 32
+        // four-CTA clusters on 132 SMs ran 2x slower). Non-persistent grids run in waves by design.
+        let placement = if config.cluster_m > 1 && config.persistent {
+            let clusters = launch_shape.grid / config.cluster_m;
+            max_active_clusters(gpu, &kernel, launch_shape)
+                .ok()
+                .filter(|&resident| clusters > resident)
+                .map(|resident| {
+                    format!(
+                        "{label}: {clusters} clusters of {} CTAs launched, {resident} resident at once: they run in {} waves",
+                        config.cluster_m,
+                        clusters.div_ceil(resident.max(1))
+                    )
+                })
+        } else {
+            None
+        };
         Ok(GemmKernel {
             label: label.to_string(),
+            placement,
             config: config.clone(),
             report: compiled.report.clone(),
             kernel,

@@ -163,6 +163,7 @@ impl<'a> BoundVariant<'a> {
                 .iter()
                 .filter(|w| !w.contains("Remark"))
                 .map(|w| format!("{}: ptxas {w}", k.label))
+                .chain(k.placement.clone())
                 .collect(),
             _ => Vec::new(),
         }
