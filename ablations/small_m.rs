@@ -404,6 +404,8 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         .chain(tmap_prefetch())
         .chain(kb_per_wait())
         .chain(desc_advance())
+        .chain(four_cta_clusters())
+        .chain(wide_stages())
         .chain(deep_ring())
         .chain(token_tiles_of_8())
         .chain(wide_weights())
@@ -725,6 +727,84 @@ fn desc_advance() -> Vec<GpuTrial> {
             "200x8192x8192",
             "faster by 2-5% (ablations/HYPOTHESES.md H63: one consumer over the whole 208-token tile, wgmmas twice \
              as long and half the rounds)",
+        ),
+    ]
+}
+
+/// H67: stages of 128 k (`tile_k=128,stages=4`, the same bytes in flight, half the producer's rounds) on `auto`'s
+/// small-M kernels at M = 1 and 64 (literal specs: `auto`'s kernels at 6521e85). Expected no change: the ring's
+/// depth already covers the stream's latency, so the producer's chain does not pace it.
+fn wide_stages() -> Vec<GpuTrial> {
+    use harness::trial::expect::{Expect, Expectation};
+    let small_m = |bn: u32| {
+        format!(
+            "rung10:cluster=2,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,\
+             stages=8,swap_store=pairs,desc_advance=1"
+        )
+    };
+    [("decode_m1", 16), ("decode_m64", 64)]
+        .into_iter()
+        .map(|(s, bn)| {
+            let base = small_m(bn);
+            spec_pair(
+                &format!("beyond::wide_stages::{s}"),
+                &base,
+                &format!("{base},tile_k=128,stages=4"),
+                s,
+                Expectation::hypothesis(
+                    Expect::Verdict(Verdict::NoChange),
+                    "no change (ablations/HYPOTHESES.md H67: 8 stages in flight already cover the DRAM latency, and \
+                     the producer's chain of about 45 instructions a stage is shorter than its share of the stream)",
+                ),
+            )
+        })
+        .collect()
+}
+
+/// H68 and H69: four CTAs along M sharing the weight tile in quarters (`cluster=4`, 64 token rows a CTA) against
+/// `auto`'s decode kernel (literal spec, the kernel the hypotheses named). H68: 8-20% faster on decode_attn_out
+/// (refuted: 2x slower, its 32 clusters not all resident at once); H69: 8-20% faster where its clusters fit
+/// (N = 7168, 28 clusters; refuted: slower) and 3-12% with stream-K on decode_attn_out (refuted: slower). Each
+/// sweep's verdict pinned.
+fn four_cta_clusters() -> Vec<GpuTrial> {
+    use harness::trial::pins::sweep_verdict_pin;
+    let base = "rung10:bn=128,stages=6,evict_first=1,pdl=1";
+    let four = "rung10:cluster=4,consumers=2,split_n=1,wg_m=64,bn=256,epilogue=direct,stmatrix=0,stages=5,\
+                evict_first=1,pdl=1";
+    let l2 = "ablations/HYPOTHESES.md H68: two thirds of the L2 reads per MAC of cuBLAS's tiling, whose loads alone \
+              take 0.79 of the whole kernel";
+    let pinned = |name: &str, cand: String, s: &str, dims: &str, expected: String| {
+        spec_pair(
+            name,
+            base,
+            &cand,
+            s,
+            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}")).refuting(expected),
+        )
+    };
+    vec![
+        pinned(
+            "beyond::cluster4::decode_attn_out",
+            four.to_string(),
+            "decode_attn_out",
+            "decode_attn_out",
+            format!("faster by 8-20% ({l2})"),
+        ),
+        pinned(
+            "beyond::cluster4::n7168",
+            four.to_string(),
+            "256x7168x8192",
+            "256x7168x8192",
+            format!("faster by 8-20% where all 28 clusters are resident (H69(a), after {l2})"),
+        ),
+        pinned(
+            "beyond::cluster4::streamk_decode_attn_out",
+            format!("{four},streamk=1"),
+            "decode_attn_out",
+            "decode_attn_out",
+            "faster by 3-12%: H68's L2 gain less the imbalance of 32 tiles on the resident clusters and the \
+             fix-ups (ablations/HYPOTHESES.md H69(b))"
+                .to_string(),
         ),
     ]
 }

@@ -378,6 +378,39 @@ fn m200_isolation_trials() -> Vec<GpuTrial> {
     ]
 }
 
+/// 9. What bounds the loads at M = 256 (H69, H70): the loads alone of two tilings with less L2 traffic per MAC than
+/// `auto`'s decode kernel (128x128 tiles on 2-CTA clusters), each pinned where its hypothesis was refuted.
+fn m256_intake_trials() -> Vec<GpuTrial> {
+    use harness::trial::pins::sweep_pin;
+    let base = "rung10:bn=128,stages=6,evict_first=1,pdl=1,mma=0";
+    let pinned = |name: &str, cand: &str, s: &str, hypothesis: &str| {
+        compare(
+            name,
+            spec(base),
+            spec(cand),
+            s,
+            sweep_pin(&format!("compare::{cand}::{base}::{s}"), 0.03).refuting(hypothesis),
+        )
+    };
+    vec![
+        pinned(
+            "loads_only::cluster4::n7168",
+            "rung10:cluster=4,consumers=2,split_n=1,wg_m=64,bn=256,epilogue=direct,stmatrix=0,stages=5,\
+             evict_first=1,pdl=1,mma=0",
+            "256x7168x8192",
+            "15-30% faster: four CTAs sharing the weight tile read two thirds of the L2 bytes per MAC \
+             (ablations/HYPOTHESES.md H68, H69(a))",
+        ),
+        pinned(
+            "loads_only::stream_k_256::decode_attn_out",
+            "rung10:streamk=1,evict_first=1,pdl=1,mma=0",
+            "decode_attn_out",
+            "0.72-0.80 of the time: 128x256 tiles take 403 MB into the SMs where 128x128 tiles take 537 MB, and \
+             H69's loads alone moved their bytes in at one aggregate rate (ablations/HYPOTHESES.md H70)",
+        ),
+    ]
+}
+
 fn main() -> ExitCode {
     let gpu: Vec<GpuTrial> = [
         load_path_trials(),
@@ -388,6 +421,7 @@ fn main() -> ExitCode {
         raster_trials(),
         loads_only_trials(),
         m200_isolation_trials(),
+        m256_intake_trials(),
     ]
     .into_iter()
     .flatten()

@@ -204,9 +204,10 @@ pub fn parse_shape(text: &str) -> crate::error::Result<Shape> {
     Ok(Shape::new(&format!("{m}x{n}x{k}"), m, n, k))
 }
 
-/// A named shape; panics on an unknown name (a typo in a trial list).
+/// A named shape, or `MxNxK` for a trial at a size no other trial needs; panics on anything else (a typo in a
+/// trial list).
 pub fn shape(name: &str) -> Shape {
-    find_shape(name).unwrap_or_else(|| panic!("unknown shape name {name}"))
+    parse_shape(name).unwrap_or_else(|e| panic!("unknown shape {name}: {e}"))
 }
 
 #[cfg(test)]
