@@ -378,8 +378,10 @@ fn m200_isolation_trials() -> Vec<GpuTrial> {
     ]
 }
 
-/// 9. What bounds the loads at M = 256 (H69, H70): the loads alone of two tilings with less L2 traffic per MAC
-/// than `auto`'s decode kernel (128x128 tiles on 2-CTA clusters), each pinned where its hypothesis was refuted.
+/// 9. What bounds the loads at M = 256 (H69, H70).
+///
+/// The loads alone of two tilings with less L2 traffic per MAC than `auto`'s decode kernel (128x128 tiles on
+/// 2-CTA clusters), each pinned where its hypothesis was refuted.
 fn m256_intake_trials() -> Vec<GpuTrial> {
     use harness::trial::pins::sweep_pin;
     let base = "rung10:bn=128,stages=6,evict_first=1,pdl=1,mma=0";
