@@ -508,9 +508,8 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// M = 200 (3c8fceb, tools/sweeps/h64-desc-advance.txt), and one consumer over the whole 208-token tile at M = 200
 /// (c204b16, tools/sweeps/h63-one-consumer-whole.txt): the pins of the refuted H63-H66 trials; four-CTA clusters on
 /// decode_attn_out (6521e85, tools/sweeps/h68-cluster4.txt) and at N = 7168 and with stream-K (8bda908,
-/// tools/sweeps/h69-cluster4-fit.txt), and rung 10's stream-K loads alone on decode_attn_out (ebd9129,
-/// tools/sweeps/h70-intake.txt): the pins of the refuted H68-H70 trials.
-const SWEEPS: [(&str, &str); 31] = [
+/// tools/sweeps/h69-cluster4-fit.txt): the pins of the refuted H68 and H69 trials.
+const SWEEPS: [(&str, &str); 30] = [
     (
         "6521e85/h68-cluster4/runs/compare-20261201T021046Z",
         include_str!("../../results/h200/6521e85/h68-cluster4/runs/compare-20261201T021046Z.json"),
@@ -532,10 +531,6 @@ const SWEEPS: [(&str, &str); 31] = [
         include_str!(
             "../../results/h200/8bda908/h69-cluster4-fit/runs/compare-20261201T021513Z.json"
         ),
-    ),
-    (
-        "ebd9129/h70-intake/runs/compare-20261201T021818Z",
-        include_str!("../../results/h200/ebd9129/h70-intake/runs/compare-20261201T021818Z.json"),
     ),
     (
         "36011d7/h40-pairs-paired/runs/compare-20261130T195816Z",
