@@ -406,6 +406,7 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
         .chain(desc_advance())
         .chain(four_cta_clusters())
         .chain(wide_stages())
+        .chain(streamk_128_rows())
         .chain(deep_ring())
         .chain(token_tiles_of_8())
         .chain(wide_weights())
@@ -759,6 +760,62 @@ fn wide_stages() -> Vec<GpuTrial> {
             )
         })
         .collect()
+}
+
+/// H72(b): tiles of 128 weight rows (two consumers of 64) with stream-K over 128 CTAs against `auto`'s 64-row
+/// whole tiles at M = 64-128 (literal specs: `auto`'s kernels at 7de3d0a). Expected 3-8% faster at 128, 0-5% at 96,
+/// no change to 5% slower at 64; refuted (9-18% slower everywhere), each sweep's verdict pinned.
+fn streamk_128_rows() -> Vec<GpuTrial> {
+    use harness::trial::pins::sweep_verdict_pin;
+    let auto_kernel = |cluster: u32, bn: u32| {
+        format!(
+            "rung10:cluster={cluster},consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,\
+             evict_first=1,pdl=1,stages=8,swap_store=pairs,desc_advance=1"
+        )
+    };
+    let rows_128 = |bn: u32, stages: u32| {
+        format!(
+            "rung10:streamk=1,cluster=1,consumers=2,wg_m=64,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,\
+             pdl=1,swap_store=pairs,desc_advance=1,bn={bn},stages={stages}"
+        )
+    };
+    let why = "ablations/HYPOTHESES.md H72: two thirds of `auto`'s intake at M = 128 is the token tile, re-read by \
+               every CTA; 128 weight rows a CTA take in a third less per MAC";
+    [
+        ("decode_m128", "128x8192x8192", 1, 128, 6, "3-8% faster"),
+        (
+            "decode_m96",
+            "96x8192x8192",
+            2,
+            96,
+            7,
+            "no change to 5% faster",
+        ),
+        (
+            "decode_m64",
+            "64x8192x8192",
+            2,
+            64,
+            8,
+            "no change to 5% slower",
+        ),
+    ]
+    .into_iter()
+    .map(|(label, dims, cluster, bn, stages, expected)| {
+        let (base, cand) = (auto_kernel(cluster, bn), rows_128(bn, stages));
+        let name = format!("beyond::streamk_128_rows::{label}");
+        // M = 96 has no named shape: that trial runs at its dimensions.
+        let s = if label == "decode_m96" { dims } else { label };
+        spec_pair(
+            &name,
+            &base,
+            &cand,
+            s,
+            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}"))
+                .refuting(format!("{expected} ({why})")),
+        )
+    })
+    .collect()
 }
 
 /// H68 and H69: four CTAs along M sharing the weight tile in quarters (`cluster=4`, 64 token rows a CTA) against

@@ -408,6 +408,42 @@ fn m256_intake_trials() -> Vec<GpuTrial> {
     ]
 }
 
+/// 10. What bounds `auto` at M = 128 (H72(a)).
+///
+/// Its loads alone and its MMAs alone against the whole kernel, each pinned where the hypothesis was refuted.
+fn m128_isolation_trials() -> Vec<GpuTrial> {
+    use harness::trial::pins::sweep_pin;
+    let base = "rung10:cluster=1,consumers=1,wg_m=64,bn=128,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,\
+                pdl=1,stages=8,swap_store=pairs,desc_advance=1";
+    let pinned = |name: &str, switch: &str, floor: f64, hypothesis: &str| {
+        let cand = format!("{base},{switch}");
+        compare(
+            name,
+            spec(base),
+            spec(&cand),
+            "decode_m128",
+            sweep_pin(&format!("compare::{cand}::{base}::128x8192x8192"), floor).refuting(format!(
+                "{hypothesis} (ablations/HYPOTHESES.md H72(a): neither alone near the whole, the loads setting \
+                 its pace)"
+            )),
+        )
+    };
+    vec![
+        pinned(
+            "loads_only::auto::decode_m128",
+            "mma=0",
+            0.03,
+            "0.80-0.92 of the whole kernel's time",
+        ),
+        pinned(
+            "mma_only::auto::decode_m128",
+            "loads=0",
+            0.05,
+            "0.40-0.60 of the whole kernel's time",
+        ),
+    ]
+}
+
 fn main() -> ExitCode {
     let gpu: Vec<GpuTrial> = [
         load_path_trials(),
@@ -419,6 +455,7 @@ fn main() -> ExitCode {
         loads_only_trials(),
         m200_isolation_trials(),
         m256_intake_trials(),
+        m128_isolation_trials(),
     ]
     .into_iter()
     .flatten()

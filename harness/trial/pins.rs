@@ -508,8 +508,25 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// M = 200 (3c8fceb, tools/sweeps/h64-desc-advance.txt), and one consumer over the whole 208-token tile at M = 200
 /// (c204b16, tools/sweeps/h63-one-consumer-whole.txt): the pins of the refuted H63-H66 trials; four-CTA clusters on
 /// decode_attn_out (6521e85, tools/sweeps/h68-cluster4.txt) and at N = 7168 and with stream-K (8bda908,
-/// tools/sweeps/h69-cluster4-fit.txt): the pins of the refuted H68 and H69 trials.
-const SWEEPS: [(&str, &str); 30] = [
+/// tools/sweeps/h69-cluster4-fit.txt): the pins of the refuted H68 and H69 trials; `auto` at M = 128 taken apart
+/// and 128 weight rows with stream-K at M = 64-128 (7de3d0a, tools/sweeps/h72-m128.txt): the pins of H72's trials.
+const SWEEPS: [(&str, &str); 34] = [
+    (
+        "7de3d0a/h72-m128/runs/compare-20261201T025200Z",
+        include_str!("../../results/h200/7de3d0a/h72-m128/runs/compare-20261201T025200Z.json"),
+    ),
+    (
+        "7de3d0a/h72-m128/runs/compare-20261201T025202Z",
+        include_str!("../../results/h200/7de3d0a/h72-m128/runs/compare-20261201T025202Z.json"),
+    ),
+    (
+        "7de3d0a/h72-m128/runs/compare-20261201T025204Z",
+        include_str!("../../results/h200/7de3d0a/h72-m128/runs/compare-20261201T025204Z.json"),
+    ),
+    (
+        "7de3d0a/h72-m128/runs/compare-20261201T025207Z",
+        include_str!("../../results/h200/7de3d0a/h72-m128/runs/compare-20261201T025207Z.json"),
+    ),
     (
         "6521e85/h68-cluster4/runs/compare-20261201T021046Z",
         include_str!("../../results/h200/6521e85/h68-cluster4/runs/compare-20261201T021046Z.json"),
