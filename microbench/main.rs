@@ -387,25 +387,18 @@ fn m200_isolation_trials() -> Vec<GpuTrial> {
 fn m256_intake_trials() -> Vec<GpuTrial> {
     use harness::trial::pins::sweep_pin;
     let base = "rung10:bn=128,stages=6,evict_first=1,pdl=1,mma=0";
-    let pinned = |name: &str, cand: &str, s: &str, hypothesis: &str| {
-        compare(
-            name,
-            spec(base),
-            spec(cand),
-            s,
-            sweep_pin(&format!("compare::{cand}::{base}::{s}"), 0.03).refuting(hypothesis),
-        )
-    };
-    vec![
-        pinned(
-            "loads_only::cluster4::n7168",
-            "rung10:cluster=4,consumers=2,split_n=1,wg_m=64,bn=256,epilogue=direct,stmatrix=0,stages=5,\
-             evict_first=1,pdl=1,mma=0",
-            "256x7168x8192",
+    let four = "rung10:cluster=4,consumers=2,split_n=1,wg_m=64,bn=256,epilogue=direct,stmatrix=0,stages=5,\
+                evict_first=1,pdl=1,mma=0";
+    vec![compare(
+        "loads_only::cluster4::n7168",
+        spec(base),
+        spec(four),
+        "256x7168x8192",
+        sweep_pin(&format!("compare::{four}::{base}::256x7168x8192"), 0.03).refuting(
             "15-30% faster: four CTAs sharing the weight tile read two thirds of the L2 bytes per MAC \
              (ablations/HYPOTHESES.md H68, H69(a))",
         ),
-    ]
+    )]
 }
 
 /// 10. What bounds `auto` at M = 128 (H72(a)).
