@@ -236,5 +236,24 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
             DType::F16,
         )
     });
-    rungs.chain(auto_kernels).collect()
+    // Switches that no rung and no `auto` kernel turns on, but whose barrier protocol is new: four CTAs sharing the
+    // B tile (H68), with whole tiles and with stream-K.
+    let four_cta =
+        "rung10:cluster=4,consumers=2,split_n=1,wg_m=64,bn=256,epilogue=direct,stmatrix=0,stages=5";
+    let switches = [
+        ("cluster4", four_cta.to_string()),
+        ("cluster4_streamk", format!("{four_cta},streamk=1")),
+    ]
+    .into_iter()
+    .map(|(name, spec)| {
+        let config =
+            harness::kernel::ladder::parse_spec(&spec).expect("the sanitizer's specs parse");
+        correct(
+            &format!("sanitize::switch::{name}::small"),
+            VariantSpec::gemm(&spec, config),
+            "small",
+            DType::F16,
+        )
+    });
+    rungs.chain(auto_kernels).chain(switches).collect()
 }
