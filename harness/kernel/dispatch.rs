@@ -101,6 +101,12 @@
 //!   1.087 to 1.022 (results/h200/2cdc39c/auto-after-h64/). Rung 10's tiles and the decode kernels measured no
 //!   change with it and run as before.
 //!
+//! Measured and not taken (ablations/HYPOTHESES.md H68-H72): four CTAs sharing the weight tile at M = 256
+//! (`cluster=4`: 2.0x slower on decode_attn_out, where only 30 of its 32 clusters are resident, 1.08 where all
+//! fit); 128 weight rows with stream-K at M = 64-128 (1.09-1.18). At M = 256 the whole decode_attn_out kernel takes
+//! the cycles of its MMAs alone, the tensor pipe 87.6% busy against cuBLAS's 88.9% (H71); at M = 128 its loads alone
+//! take its whole time (H72).
+//!
 //! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
 
 use crate::kernel::config::GemmConfig;
