@@ -111,16 +111,10 @@ impl<'a> GemmKernel<'a> {
         // one GPC): the rest wait for a whole cluster to finish, a second wave a user should see (H68: 32
         // four-CTA clusters on 132 SMs ran 2x slower). Non-persistent grids run in waves by design.
         let placement = if config.cluster_m > 1 && config.persistent {
-            let clusters = launch_shape.grid / config.cluster_m;
             max_active_clusters(gpu, &kernel, launch_shape)
                 .ok()
-                .filter(|&resident| clusters > resident)
-                .map(|resident| {
-                    format!(
-                        "{label}: {clusters} clusters of {} CTAs launched, {resident} resident at once: they run in {} waves",
-                        config.cluster_m,
-                        clusters.div_ceil(resident.max(1))
-                    )
+                .and_then(|resident| {
+                    placement_warning(label, launch_shape.grid, config.cluster_m, resident)
                 })
         } else {
             None
@@ -139,6 +133,18 @@ impl<'a> GemmKernel<'a> {
             stream_k,
         })
     }
+}
+
+/// The warning for a grid of `grid` CTAs in clusters of `cluster` when only `resident` clusters fit at once, or
+/// None when they all fit.
+fn placement_warning(label: &str, grid: u32, cluster: u32, resident: u32) -> Option<String> {
+    let clusters = grid / cluster;
+    (clusters > resident).then(|| {
+        format!(
+            "{label}: {clusters} clusters of {cluster} CTAs launched, {resident} resident at once: they run in {} waves",
+            clusters.div_ceil(resident.max(1))
+        )
+    })
 }
 
 impl GemmKernel<'_> {
@@ -296,5 +302,28 @@ impl Variant for LoadPathKernel<'_> {
     }
     fn launch(&self, gpu: &Gpu, set: usize) -> Result<()> {
         self.run(gpu, &self.timed, set)
+    }
+}
+
+#[cfg(test)]
+mod placement_tests {
+    use super::placement_warning;
+
+    #[test]
+    fn a_grid_that_fits_has_no_warning() {
+        assert_eq!(placement_warning("k", 132, 2, 66), None);
+        assert_eq!(placement_warning("k", 120, 4, 30), None);
+    }
+
+    #[test]
+    fn clusters_past_the_resident_ones_are_a_second_wave() {
+        // H68 on the H200: 32 four-CTA clusters, 30 resident.
+        let w = placement_warning("k", 128, 4, 30).unwrap();
+        assert_eq!(
+            w,
+            "k: 32 clusters of 4 CTAs launched, 30 resident at once: they run in 2 waves"
+        );
+        // No resident cluster at all still names a count of waves, not a division by zero.
+        assert!(placement_warning("k", 8, 4, 0).unwrap().contains("2 waves"));
     }
 }
