@@ -96,29 +96,34 @@ impl<'a> GemmKernel<'a> {
             cluster: config.cluster_m,
             pdl: config.pdl,
         };
-        let stream_k = if config.stream_k > 0 {
-            // A tile's owner waits for partials from other clusters: every cluster must be resident at once.
-            let resident = max_active_clusters(gpu, &kernel, launch_shape)? * config.cluster_m;
-            launch_shape.grid = launch_shape.grid.min(resident);
-            let (workspace, flags) = config.stream_k_workspace(launch_shape.grid);
-            let flags = DeviceBuffer::new(gpu, flags)?;
-            flags.zero(gpu)?;
-            Some((DeviceBuffer::new(gpu, workspace)?, flags))
+        // Clusters resident at once, asked once: stream-K needs it (an error stops the build), the placement warning
+        // below only reads it.
+        let resident = if config.stream_k > 0 {
+            Some(max_active_clusters(gpu, &kernel, launch_shape)?)
+        } else if config.cluster_m > 1 && config.persistent {
+            max_active_clusters(gpu, &kernel, launch_shape).ok()
         } else {
             None
+        };
+        let stream_k = match resident.filter(|_| config.stream_k > 0) {
+            Some(clusters) => {
+                // A tile's owner waits for partials from other clusters: every cluster must be resident at once.
+                launch_shape.grid = launch_shape.grid.min(clusters * config.cluster_m);
+                let (workspace, flags) = config.stream_k_workspace(launch_shape.grid);
+                let flags = DeviceBuffer::new(gpu, flags)?;
+                flags.zero(gpu)?;
+                Some((DeviceBuffer::new(gpu, workspace)?, flags))
+            }
+            None => None,
         };
         // A persistent grid meant as one wave whose clusters do not all fit at once (each needs its CTAs' SMs in
         // one GPC): the rest wait for a whole cluster to finish, a second wave a user should see (H68: 32
         // four-CTA clusters on 132 SMs ran 2x slower). Non-persistent grids run in waves by design.
-        let placement = if config.cluster_m > 1 && config.persistent {
-            max_active_clusters(gpu, &kernel, launch_shape)
-                .ok()
-                .and_then(|resident| {
-                    placement_warning(label, launch_shape.grid, config.cluster_m, resident)
-                })
-        } else {
-            None
-        };
+        let placement = resident
+            .filter(|_| config.cluster_m > 1 && config.persistent)
+            .and_then(|clusters| {
+                placement_warning(label, launch_shape.grid, config.cluster_m, clusters)
+            });
         Ok(GemmKernel {
             label: label.to_string(),
             placement,
