@@ -782,9 +782,20 @@ fn streamk_128_rows() -> Vec<GpuTrial> {
     let why = "ablations/HYPOTHESES.md H72: two thirds of `auto`'s intake at M = 128 is the token tile, re-read by \
                every CTA; 128 weight rows a CTA take in a third less per MAC";
     [
-        ("decode_m128", "128x8192x8192", 1, 128, 6, "3-8% faster"),
+        // (trial label, shape, the sweep's shape, `auto`'s cluster, tokens, stages, expected); M = 96 has no
+        // named shape, so that trial runs at its dimensions.
+        (
+            "decode_m128",
+            "decode_m128",
+            "128x8192x8192",
+            1,
+            128,
+            6,
+            "3-8% faster",
+        ),
         (
             "decode_m96",
+            "96x8192x8192",
             "96x8192x8192",
             2,
             96,
@@ -792,6 +803,7 @@ fn streamk_128_rows() -> Vec<GpuTrial> {
             "no change to 5% faster",
         ),
         (
+            "decode_m64",
             "decode_m64",
             "64x8192x8192",
             2,
@@ -801,11 +813,9 @@ fn streamk_128_rows() -> Vec<GpuTrial> {
         ),
     ]
     .into_iter()
-    .map(|(label, dims, cluster, bn, stages, expected)| {
+    .map(|(label, s, dims, cluster, bn, stages, expected)| {
         let (base, cand) = (auto_kernel(cluster, bn), rows_128(bn, stages));
         let name = format!("beyond::streamk_128_rows::{label}");
-        // M = 96 has no named shape: that trial runs at its dimensions.
-        let s = if label == "decode_m96" { dims } else { label };
         spec_pair(
             &name,
             &base,
