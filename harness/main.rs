@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | stalls SOURCE.csv [TOP]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | sustain SHAPE SPEC... [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
     ExitCode::from(2)
 }
 
@@ -110,6 +110,7 @@ fn main() -> ExitCode {
         Some("report") => report(&args[1..]),
         Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
         Some("profile") if args.len() >= 3 => profile(&args[1..]),
+        Some("sustain") if args.len() >= 3 => sustain(&args[1..]),
         Some("stalls") if args.len() >= 2 => stalls(&args[1..]),
         Some("build") if args.len() >= 2 => build(&args[1..]),
         Some("auto") if args.len() >= 2 => auto(&args[1..]),
@@ -507,6 +508,101 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
         println!("results written to {}", p.display());
     }
     ExitCode::SUCCESS
+}
+
+/// Each variant (or `cublas`) alone, back to back, for some seconds, the list twice by default: the time, SM clock,
+/// power and energy each settles at under the power cap. `sustain SHAPE SPEC... [--seconds S] [--passes P]`.
+fn sustain(args: &[String]) -> ExitCode {
+    let mut seconds = 4.0;
+    let mut passes = 2;
+    let mut specs = Vec::new();
+    let mut it = args[1..].iter();
+    while let Some(a) = it.next() {
+        let number = |what: &str, v: Option<&String>| -> Option<f64> {
+            let parsed = v.and_then(|v| v.parse::<f64>().ok()).filter(|x| *x > 0.0);
+            if parsed.is_none() {
+                eprintln!("{what} takes a positive number");
+            }
+            parsed
+        };
+        match a.as_str() {
+            "--seconds" => match number("--seconds", it.next()) {
+                Some(s) if s <= 60.0 => seconds = s,
+                Some(_) => {
+                    eprintln!("--seconds is at most 60 (a run this long settles; the rest costs device time)");
+                    return ExitCode::from(2);
+                }
+                None => return ExitCode::from(2),
+            },
+            "--passes" => match number("--passes", it.next()) {
+                Some(p) if p.fract() == 0.0 && p <= 10.0 => passes = p as usize,
+                _ => {
+                    eprintln!("--passes takes a whole number from 1 to 10");
+                    return ExitCode::from(2);
+                }
+            },
+            _ => specs.push(a.clone()),
+        }
+    }
+    let Some(shape) = shape_arg(&args[0]) else {
+        return ExitCode::from(2);
+    };
+    if specs.is_empty() {
+        eprintln!("sustain needs at least one variant spec (a rung, `auto` or `cublas`)");
+        return ExitCode::from(2);
+    }
+    let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s, &shape)).collect();
+    let variants = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    for v in &variants {
+        if let Err(e) = v.validate(&shape) {
+            eprintln!("{}: {e}", v.name());
+            return ExitCode::from(2);
+        }
+    }
+    if let Err(reason) = device::hopper_available() {
+        eprintln!("sustain needs a Hopper GPU: {reason}");
+        return ExitCode::FAILURE;
+    }
+    let job = Job::Sustain {
+        variants,
+        shape: shape.clone(),
+        dtype: DType::F16,
+        seconds,
+        passes,
+    };
+    let name = format!("sustain::{}", shape.name);
+    // Compilation, checks and the runs themselves, with room to spare.
+    let deadline = Duration::from_secs_f64(120.0 + seconds * (passes * specs.len()) as f64 * 1.5);
+    let mut r = subprocess::run_in_child(&name, &job, deadline).record;
+    r.passed = matches!(r.observed, Observed::Sustained);
+    r.judgement = if r.passed {
+        "every variant correct; each run alone (not a paired verdict)".into()
+    } else {
+        format!("no figures, {}", r.observed.kind())
+    };
+    println!("{name}");
+    harness::report::text::print_record(&r);
+    let passed = r.passed;
+    let file = RunFile {
+        suite: "sustain".into(),
+        environment: Environment::capture(),
+        trials: vec![r],
+        calibration: Vec::new(),
+    };
+    if let Ok(p) = file.write() {
+        println!("results written to {}", p.display());
+    }
+    if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// Compiles each variant (its switches checked first) and prints what ptxas reports: a spec that does not build,

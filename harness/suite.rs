@@ -51,7 +51,12 @@ fn specs(job: &Job) -> (Vec<&VariantSpec>, DType) {
         Job::Check { variant, dtype, .. } | Job::Profile { variant, dtype, .. } => {
             (vec![variant], *dtype)
         }
-        Job::Sweep { points, dtype, .. } => (points.iter().collect(), *dtype),
+        Job::Sweep { points, dtype, .. }
+        | Job::Sustain {
+            variants: points,
+            dtype,
+            ..
+        } => (points.iter().collect(), *dtype),
         Job::CublasVsCpu { dtype } => (Vec::new(), *dtype),
     }
 }

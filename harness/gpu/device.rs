@@ -175,6 +175,15 @@ impl Gpu {
     pub fn throttle_reasons(&self) -> Option<u64> {
         self.nvml.as_ref().and_then(|n| n.throttle_reasons())
     }
+    pub fn power_w(&self) -> Option<f64> {
+        self.nvml
+            .as_ref()
+            .and_then(|n| n.power_mw())
+            .map(|mw| f64::from(mw) / 1e3)
+    }
+    pub fn energy_mj(&self) -> Option<u64> {
+        self.nvml.as_ref().and_then(|n| n.energy_mj())
+    }
 
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().during("synchronizing the stream")

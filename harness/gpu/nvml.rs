@@ -73,6 +73,28 @@ impl Nvml {
         }
     }
 
+    /// Power drawn now, in milliwatts (NVML's average over its last sampling period).
+    pub fn power_mw(&self) -> Option<u32> {
+        unsafe {
+            let f: Symbol<unsafe extern "C" fn(Device, *mut c_uint) -> c_int> =
+                self.lib.get(b"nvmlDeviceGetPowerUsage\0").ok()?;
+            let mut mw: c_uint = 0;
+            (f(self.device, &mut mw) == 0).then_some(mw)
+        }
+    }
+
+    /// Energy drawn since the driver was loaded, in millijoules: differences give energy per launch.
+    pub fn energy_mj(&self) -> Option<u64> {
+        unsafe {
+            let f: Symbol<unsafe extern "C" fn(Device, *mut c_ulonglong) -> c_int> = self
+                .lib
+                .get(b"nvmlDeviceGetTotalEnergyConsumption\0")
+                .ok()?;
+            let mut mj: c_ulonglong = 0;
+            (f(self.device, &mut mj) == 0).then_some(mj)
+        }
+    }
+
     pub fn driver_version(&self) -> Option<String> {
         unsafe {
             let f: Symbol<unsafe extern "C" fn(*mut c_char, c_uint) -> c_int> =

@@ -8,5 +8,6 @@ pub mod oc;
 pub mod operands;
 pub mod reference;
 pub mod stats;
+pub mod sustained;
 pub mod timing;
 pub mod variant;

@@ -350,10 +350,32 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
+/// Quantile `q` in [0, 1] of a sample, linear between neighbouring order statistics (NaN for an empty one).
+pub fn quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::measure::oc::Rng;
+
+    #[test]
+    fn quantiles_interpolate_between_order_statistics() {
+        let xs = [4.0, 1.0, 3.0, 2.0];
+        assert_eq!(quantile(&xs, 0.0), 1.0);
+        assert_eq!(quantile(&xs, 1.0), 4.0);
+        assert_eq!(quantile(&xs, 0.5), median(&xs));
+        assert!((quantile(&xs, 0.25) - 1.75).abs() < 1e-12);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
 
     /// `rounds` rounds of `per` pairs around ln(ratio) with pair noise `sd` and round offsets `between`.
     fn data(

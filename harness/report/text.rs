@@ -126,9 +126,73 @@ pub fn record_text(r: &TrialRecord) -> String {
             };
         }
     }
+    if !r.sustained.is_empty() {
+        out.push_str(&sustained_table(&r.sustained));
+    }
     let _ = writeln!(out, "  outcome: {}", r.judgement);
     for f in &r.flags {
         let _ = writeln!(out, "  flag: {f}");
+    }
+    out
+}
+
+/// Sustained runs, one line each over its settled second half; time and clock also over the same pass's first
+/// variant (runs one after another in one process: a steady state each, not a paired verdict).
+pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  {:<4} {:<34} {:>9} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
+        "pass",
+        "variant (settled half)",
+        "us",
+        "iqr%",
+        "drift",
+        "MHz",
+        "kcycles",
+        "W",
+        "mJ/GEMM",
+        "capped",
+        "t/first",
+        "f/first"
+    );
+    let opt = |x: Option<f64>, digits: usize| {
+        x.map(|v| format!("{v:.digits$}"))
+            .unwrap_or_else(|| "-".into())
+    };
+    for r in runs {
+        let Some(s) = &r.settled else {
+            let _ = writeln!(
+                out,
+                "  {:<4} {:<34} too few batches in the second half to summarize",
+                r.pass, r.variant
+            );
+            continue;
+        };
+        let first = runs
+            .iter()
+            .find(|f| f.pass == r.pass)
+            .and_then(|f| f.settled.as_ref());
+        let _ = writeln!(
+            out,
+            "  {:<4} {:<34} {:>9.1} {:>6.2} {:>6.3} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
+            r.pass,
+            r.variant,
+            s.us_per_launch,
+            s.us_iqr_rel * 100.0,
+            s.drift,
+            opt(s.sm_clock_mhz, 0),
+            opt(s.kcycles_per_launch, 1),
+            opt(s.power_w, 0),
+            opt(s.mj_per_launch, 1),
+            opt(s.power_capped_fraction.map(|f| f * 100.0), 0),
+            opt(first.map(|f| s.us_per_launch / f.us_per_launch), 3),
+            opt(
+                first.and_then(|f| Some(s.sm_clock_mhz? / f.sm_clock_mhz?)),
+                3
+            ),
+        );
     }
     out
 }

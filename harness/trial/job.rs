@@ -81,6 +81,15 @@ pub enum Job {
     },
     /// cuBLAS against a float64 CPU GEMM on small shapes: validates the reference call itself.
     CublasVsCpu { dtype: DType },
+    /// Check each variant, then launch each alone, back to back, for `seconds`, the list `passes` times in turn:
+    /// the time, SM clock, power and energy each settles at under the power cap (measure/sustained.rs).
+    Sustain {
+        variants: Vec<VariantSpec>,
+        shape: Shape,
+        dtype: DType,
+        seconds: f64,
+        passes: usize,
+    },
     /// Check the variant, warm it and cuBLAS up, then launch each once inside a profiler range (for Nsight
     /// Compute's `--profile-from-start off`).
     Profile {
@@ -128,6 +137,22 @@ impl Job {
             Job::CublasVsCpu { dtype } => {
                 format!("cuBLAS ({}) against a float64 CPU GEMM", dtype.name())
             }
+            Job::Sustain {
+                variants,
+                shape,
+                dtype,
+                seconds,
+                passes,
+            } => format!(
+                "{} on {} ({}), each alone for {seconds} s, {passes} passes",
+                variants
+                    .iter()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                shape.name,
+                dtype.name()
+            ),
             Job::Profile {
                 variant,
                 shape,
@@ -149,6 +174,8 @@ pub enum Observed {
     Compared(Estimate),
     /// Every point of a sweep correct and timed (rows in the record's table).
     Swept,
+    /// Every variant correct and run alone for its seconds (the runs in the record's `sustained`).
+    Sustained,
     /// Every checked variant matches the reference.
     Correct,
     /// A check failed: wrong values, unwritten outputs or an out-of-bounds store. Never timed.
@@ -166,6 +193,7 @@ impl Observed {
         match self {
             Observed::Compared(_) => "a comparison",
             Observed::Swept => "a sweep",
+            Observed::Sustained => "sustained runs",
             Observed::Correct => "a correct result",
             Observed::Wrong { .. } => "a wrong result",
             Observed::Hang(_) => "a hang",
@@ -332,6 +360,9 @@ pub struct TrialRecord {
     /// The GPU the trial's process ran on (both sides of every pair ran there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<crate::gpu::device::GpuSeat>,
+    /// Sustained runs: each variant alone, pass by pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sustained: Vec<crate::measure::sustained::SustainedRun>,
 }
 
 impl TrialRecord {
@@ -351,6 +382,7 @@ impl TrialRecord {
             flags: Vec::new(),
             duration_s: 0.0,
             gpu: None,
+            sustained: Vec::new(),
         }
     }
 

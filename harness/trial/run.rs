@@ -67,6 +67,13 @@ fn run_on(ctx: &TrialContext, name: &str, job: &Job) -> Result<TrialRecord> {
             dtype,
         } => check_job(ctx, name, job, variant, shape, *dtype),
         Job::CublasVsCpu { dtype } => cublas_vs_cpu(ctx, name, job, *dtype),
+        Job::Sustain {
+            variants,
+            shape,
+            dtype,
+            seconds,
+            passes,
+        } => sustain_job(ctx, name, job, variants, shape, *dtype, *seconds, *passes),
         Job::Profile {
             variant,
             shape,
@@ -546,6 +553,76 @@ fn sweep_job(
         table: rows,
         flags,
         ..base(Observed::Swept)
+    })
+}
+
+/// Every variant checked, then each launched alone for `seconds` (batches of the rounds' length on rotating
+/// operand sets, as timed everywhere else), the list `passes` times in turn; after a 300 ms warm-up of the first.
+#[allow(clippy::too_many_arguments)]
+fn sustain_job(
+    ctx: &TrialContext,
+    name: &str,
+    job: &Job,
+    specs: &[VariantSpec],
+    shape: &Shape,
+    dtype: DType,
+    seconds: f64,
+    passes: usize,
+) -> Result<TrialRecord> {
+    for s in specs {
+        s.validate(shape)?;
+    }
+    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let refs: Vec<&VariantSpec> = specs.iter().collect();
+    let (records, path, flags, wrong) = check_all(ctx, &util, shape, dtype, &refs)?;
+    let base = |observed| TrialRecord {
+        shape: Some(shape.clone()),
+        dtype: Some(dtype),
+        variants: records.clone(),
+        flags: flags.clone(),
+        ..TrialRecord::new(name, job, observed)
+    };
+    if let Some((caught, message)) = wrong {
+        // A wrong kernel's speed is never reported.
+        return Ok(base(Observed::Wrong { caught, message }));
+    }
+    let gpu = &ctx.gpu;
+    let sets = rotation_sets(shape, gpu.info.l2_bytes);
+    let mem = round_memory(ctx, &util, shape, dtype, sets)?;
+    let cublas = Cublas::new(gpu, &mem.ops)?.with_path(path);
+    let bound: Vec<BoundVariant> = specs
+        .iter()
+        .map(|s| BoundVariant::new(ctx, s, &mem.ops))
+        .collect::<Result<_>>()?;
+    let mut runs = Vec::new();
+    for pass in 0..passes {
+        for (spec, b) in specs.iter().zip(&bound) {
+            let v = b.variant(Some(&cublas))?;
+            if runs.is_empty() {
+                timing::warm_up(gpu, [v, v], sets, ctx.settings.timing.warmup_ms)
+                    .map_err(|e| ctx.hang.explain(e))?;
+            }
+            let samples = crate::measure::sustained::run(
+                gpu,
+                v,
+                sets,
+                seconds,
+                ctx.settings.timing.target_batch_ms,
+            )
+            .map_err(|e| ctx.hang.explain(e))?;
+            runs.push(crate::measure::sustained::SustainedRun {
+                pass,
+                variant: spec.name(),
+                label: v.label(),
+                seconds,
+                settled: crate::measure::sustained::settle(&samples, seconds),
+                samples,
+            });
+        }
+    }
+    Ok(TrialRecord {
+        sustained: runs,
+        ..base(Observed::Sustained)
     })
 }
 

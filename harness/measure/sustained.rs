@@ -1,0 +1,206 @@
+//! One variant launched back to back for seconds, alone: the time, SM clock, power and energy it settles at under
+//! the card's power cap. Paired rounds (timing.rs) keep both sides in one clock state on purpose, so they cannot
+//! show that one kernel holds a higher clock than another; this can (issue 10: a kernel that moves fewer bytes
+//! per FLOP may run at a higher clock under the cap, and that is part of its speed). Not a paired verdict: two
+//! sustained runs compare only within one process, one after the other, and a second pass shows the drift.
+
+use crate::error::Result;
+use crate::gpu::device::Gpu;
+use crate::measure::stats;
+use crate::measure::timing::{batch, launches_for};
+use crate::measure::variant::Variant;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// One timed batch and what NVML read right after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the sustained run began, at the batch's end.
+    pub at_s: f64,
+    pub launches: u32,
+    pub us_per_launch: f64,
+    pub sm_clock_mhz: Option<u32>,
+    pub power_w: Option<f64>,
+    /// NVML's energy counter (millijoules since the driver loaded).
+    pub energy_mj: Option<u64>,
+    /// NVML's clock-event reasons bitmask.
+    pub throttle: Option<u64>,
+}
+
+/// The settled part of a sustained run (its second half), summarized.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settled {
+    /// The window summarized: from this many seconds to the end.
+    pub from_s: f64,
+    pub batches: usize,
+    pub us_per_launch: f64,
+    /// Quartile spread of the batches' times, relative to the median.
+    pub us_iqr_rel: f64,
+    /// The window's last quarter over its first quarter, in median time: near 1 when the run has settled.
+    pub drift: f64,
+    pub sm_clock_mhz: Option<f64>,
+    /// Median over batches of time x clock: the launch's length in SM cycles, thousands.
+    pub kcycles_per_launch: Option<f64>,
+    pub power_w: Option<f64>,
+    /// From the energy counter over the window, divided by the launches in it.
+    pub mj_per_launch: Option<f64>,
+    /// Batches read with the software power cap among the clock-event reasons.
+    pub power_capped_fraction: Option<f64>,
+}
+
+/// One variant's sustained run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SustainedRun {
+    pub pass: usize,
+    pub variant: String,
+    pub label: String,
+    pub seconds: f64,
+    pub samples: Vec<Sample>,
+    pub settled: Option<Settled>,
+}
+
+const POWER_CAP_BIT: u64 = 0x4;
+
+/// Launches `v` in batches of about `batch_ms` for `seconds`, reading NVML after each batch.
+pub fn run(
+    gpu: &Gpu,
+    v: &dyn Variant,
+    sets: usize,
+    seconds: f64,
+    batch_ms: f64,
+) -> Result<Vec<Sample>> {
+    let mut set = 0;
+    let launches = launches_for(gpu, v, sets, &mut set, batch_ms)?;
+    let t0 = Instant::now();
+    let mut samples = Vec::new();
+    while t0.elapsed().as_secs_f64() < seconds {
+        let ms = batch(gpu, v, launches, sets, &mut set)?;
+        samples.push(Sample {
+            at_s: t0.elapsed().as_secs_f64(),
+            launches,
+            us_per_launch: ms * 1e3 / f64::from(launches),
+            sm_clock_mhz: gpu.sm_clock_mhz(),
+            power_w: gpu.power_w(),
+            energy_mj: gpu.energy_mj(),
+            throttle: gpu.throttle_reasons(),
+        });
+    }
+    Ok(samples)
+}
+
+fn median_of(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = xs.collect();
+    (!v.is_empty()).then(|| stats::median(&v))
+}
+
+/// Summarizes the second half of a run (by time); None when it has fewer than 8 batches there.
+pub fn settle(samples: &[Sample], seconds: f64) -> Option<Settled> {
+    let from_s = seconds / 2.0;
+    let w: Vec<&Sample> = samples.iter().filter(|s| s.at_s >= from_s).collect();
+    if w.len() < 8 {
+        return None;
+    }
+    let times: Vec<f64> = w.iter().map(|s| s.us_per_launch).collect();
+    let us = stats::median(&times);
+    let quarter = w.len() / 4;
+    let drift = stats::median(&times[w.len() - quarter..]) / stats::median(&times[..quarter]);
+    let (q1, q3) = (stats::quantile(&times, 0.25), stats::quantile(&times, 0.75));
+    // Energy over the window: from the reading just before it (the counter at the window's start) to its end.
+    let before = samples.iter().rev().find(|s| s.at_s < from_s);
+    let mj_per_launch = match (
+        before.and_then(|s| s.energy_mj),
+        w.last().and_then(|s| s.energy_mj),
+    ) {
+        (Some(e0), Some(e1)) if e1 > e0 => {
+            let launches: u32 = w.iter().map(|s| s.launches).sum();
+            Some((e1 - e0) as f64 / f64::from(launches))
+        }
+        _ => None,
+    };
+    let throttles: Vec<u64> = w.iter().filter_map(|s| s.throttle).collect();
+    Some(Settled {
+        from_s,
+        batches: w.len(),
+        us_per_launch: us,
+        us_iqr_rel: (q3 - q1) / us,
+        drift,
+        sm_clock_mhz: median_of(w.iter().filter_map(|s| s.sm_clock_mhz.map(f64::from))),
+        kcycles_per_launch: median_of(
+            w.iter()
+                .filter_map(|s| s.sm_clock_mhz.map(|c| s.us_per_launch * f64::from(c) / 1e3)),
+        ),
+        power_w: median_of(w.iter().filter_map(|s| s.power_w)),
+        mj_per_launch,
+        power_capped_fraction: (!throttles.is_empty()).then(|| {
+            throttles
+                .iter()
+                .filter(|&&t| t & POWER_CAP_BIT != 0)
+                .count() as f64
+                / throttles.len() as f64
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(at_s: f64, us: f64, mhz: u32, energy_mj: u64, throttle: u64) -> Sample {
+        Sample {
+            at_s,
+            launches: 10,
+            us_per_launch: us,
+            sm_clock_mhz: Some(mhz),
+            power_w: Some(600.0),
+            energy_mj: Some(energy_mj),
+            throttle: Some(throttle),
+        }
+    }
+
+    #[test]
+    fn the_settled_window_is_the_second_half_and_energy_is_counted_over_it() {
+        // Twenty batches over 2 s: a fast boosted first half (100 us at 1980 MHz), then 120 us at 1650 MHz.
+        let samples: Vec<Sample> = (0..20)
+            .map(|i| {
+                let at = 0.1 * (i + 1) as f64;
+                let (us, mhz) = if at < 1.0 {
+                    (100.0, 1980)
+                } else {
+                    (120.0, 1650)
+                };
+                sample(
+                    at,
+                    us,
+                    mhz,
+                    1000 + 50 * i as u64,
+                    if at < 1.0 { 0 } else { 0x4 },
+                )
+            })
+            .collect();
+        let s = settle(&samples, 2.0).expect("enough batches");
+        assert_eq!(s.batches, 11); // at_s from 1.0 (index 9, floating 1.0 counts) to 2.0
+        assert_eq!(s.us_per_launch, 120.0);
+        assert_eq!(s.sm_clock_mhz, Some(1650.0));
+        assert!((s.kcycles_per_launch.unwrap() - 198.0).abs() < 1e-9);
+        assert!((s.drift - 1.0).abs() < 1e-12);
+        assert_eq!(s.us_iqr_rel, 0.0);
+        // The counter before the window read 1000 + 50 * 8; its end 1000 + 50 * 19: 550 mJ over 110 launches.
+        assert!((s.mj_per_launch.unwrap() - 5.0).abs() < 1e-9);
+        assert_eq!(s.power_capped_fraction, Some(1.0));
+    }
+
+    #[test]
+    fn a_short_run_is_not_summarized_and_a_drifting_one_says_so() {
+        let few: Vec<Sample> = (0..6)
+            .map(|i| sample(0.5 + 0.1 * i as f64, 100.0, 1700, 0, 0))
+            .collect();
+        assert!(settle(&few, 1.0).is_none());
+        let drifting: Vec<Sample> = (0..16)
+            .map(|i| sample(1.0 + 0.1 * i as f64, 100.0 + i as f64, 1700, 0, 0))
+            .collect();
+        let s = settle(&drifting, 2.0).unwrap();
+        assert!(s.drift > 1.05, "{}", s.drift);
+        // A counter that did not move gives no energy figure rather than zero.
+        assert_eq!(s.mj_per_launch, None);
+    }
+}
