@@ -42,6 +42,8 @@
 //   DESC_ADVANCE      1: each consumer builds its operands' shared-memory descriptors once, from a consumer index
 //                     broadcast from lane 0 (so they stay in uniform registers), and advances them by constants per
 //                     k16 step and per stage; its ring stage and phase are counted, not divided out (H64)
+//   CLOCK_PROBE       instrumentation: CTA 0's last thread writes its SM's cycles and the global timer's nanoseconds
+//                     from its start to its end into clock_probe: the SM clock the launch actually ran at
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -91,6 +93,11 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 
 // Wait sites are only compared and printed; reading which barrier hung needs no more than this.
 #define STAGE_SITE(role, kind, s) SITE(role, kind, s)
+
+#if CLOCK_PROBE
+// Cycles and nanoseconds of CTA 0's last thread over its lifetime, written by every launch (read by the host).
+__device__ u64 clock_probe[2];
+#endif
 
 #if TILE_ORDER_TABLE
 // Tile t's coordinates as tm | tn << 16, in Hilbert-curve order (harness/kernel/tile_order.rs); the host has
@@ -520,6 +527,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const u32 empty_bar = full_bar + 8 * STAGES;
   const u32 turn_bar = empty_bar + 8 * STAGES;
   const int wg = threadIdx.x / 128;
+#if CLOCK_PROBE
+  const bool probe = blockIdx.x == 0 && threadIdx.x == THREADS - 1;
+  u64 probe_ns = 0, probe_cycles = 0;
+  if (probe) {
+    probe_ns = global_timer_ns();
+    probe_cycles = clock64();
+  }
+#endif
 #if TMAP_PREFETCH
   // The descriptors are kernel parameters, not the previous kernel's output: fetching them may start before the
   // dependency wait.
@@ -905,6 +920,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   }
 #endif
 
+#if CLOCK_PROBE
+  if (probe) {
+    clock_probe[0] = clock64() - probe_cycles;
+    clock_probe[1] = global_timer_ns() - probe_ns;
+  }
+#endif
 #if CLUSTER_M > 1
   // No CTA may exit while its peer can still arrive on its barriers or multicast into its shared memory.
   cluster_sync();

@@ -50,6 +50,20 @@ impl Kernel {
         gpu.synchronize()
     }
 
+    /// Reads the module's global array `name` of `len` u64 (after the work queued before it).
+    pub fn read_global_u64(&self, gpu: &Gpu, name: &str, len: usize) -> Result<Vec<u64>> {
+        let symbol = self
+            ._module
+            .get_global(name, &gpu.stream)
+            .during(&format!("finding {name} in {}", self.name))?;
+        let Some(words) = (unsafe { symbol.transmute::<u64>(len) }) else {
+            return config_err(format!("{}: {name} holds fewer than {len} u64", self.name));
+        };
+        gpu.stream
+            .clone_dtoh(&words)
+            .during(&format!("reading {name} of {}", self.name))
+    }
+
     /// Raises the kernel's dynamic shared memory limit, after checking it against the device's opt-in limit.
     pub fn set_dynamic_smem(&self, gpu: &Gpu, bytes: u32) -> Result<()> {
         if bytes > gpu.info.smem_optin_bytes {

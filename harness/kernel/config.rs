@@ -187,6 +187,10 @@ pub struct GemmConfig {
     /// their ring stage and phase instead of dividing (H64).
     #[serde(default)]
     pub desc_advance: bool,
+    /// Instrumentation: CTA 0's last thread reads its SM's cycle counter and the global nanosecond timer at its
+    /// start and end into the module's `clock_probe`: the SM clock a launch actually ran at (`sustain`).
+    #[serde(default)]
+    pub clock_probe: bool,
 }
 
 fn default_consumer_regs() -> u32 {

@@ -312,6 +312,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.desc_advance, flag("desc_advance", v)),
     },
     Switch {
+        key: "clock_probe",
+        define: Some("CLOCK_PROBE"),
+        doc: "instrumentation: 1 records CTA 0's SM cycles and nanoseconds from its start to its end, the clock a launch actually ran at (sustain); 0 (default)",
+        value: |c| u32::from(c.clock_probe),
+        set: |c, v| assign(&mut c.clock_probe, flag("clock_probe", v)),
+    },
+    Switch {
         key: "tile_order",
         define: Some("TILE_ORDER_TABLE"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",

@@ -20,6 +20,9 @@ pub struct Sample {
     pub launches: u32,
     pub us_per_launch: f64,
     pub sm_clock_mhz: Option<u32>,
+    /// The clock the batch's last launch measured itself (`clock_probe=1` kernels): cycles over nanoseconds.
+    #[serde(default)]
+    pub probed_mhz: Option<f64>,
     pub power_w: Option<f64>,
     /// NVML's energy counter (millijoules since the driver loaded).
     pub energy_mj: Option<u64>,
@@ -39,7 +42,10 @@ pub struct Settled {
     /// The window's last quarter over its first quarter, in median time: near 1 when the run has settled.
     pub drift: f64,
     pub sm_clock_mhz: Option<f64>,
-    /// Median over batches of time x clock: the launch's length in SM cycles, thousands.
+    /// The clock the kernel measured itself at (`clock_probe=1`), where it differs from what NVML reports.
+    #[serde(default)]
+    pub probed_mhz: Option<f64>,
+    /// Median over batches of time x clock (the probed clock where there is one, else NVML's): the launch's length in SM cycles, thousands.
     pub kcycles_per_launch: Option<f64>,
     pub power_w: Option<f64>,
     /// From the energy counter over the window, divided by the launches in it.
@@ -80,6 +86,7 @@ pub fn run(
             launches,
             us_per_launch: ms * 1e3 / f64::from(launches),
             sm_clock_mhz: gpu.sm_clock_mhz(),
+            probed_mhz: v.probed_clock_mhz(gpu)?,
             power_w: gpu.power_w(),
             energy_mj: gpu.energy_mj(),
             throttle: gpu.throttle_reasons(),
@@ -125,10 +132,12 @@ pub fn settle(samples: &[Sample], seconds: f64) -> Option<Settled> {
         us_iqr_rel: (q3 - q1) / us,
         drift,
         sm_clock_mhz: median_of(w.iter().filter_map(|s| s.sm_clock_mhz.map(f64::from))),
-        kcycles_per_launch: median_of(
-            w.iter()
-                .filter_map(|s| s.sm_clock_mhz.map(|c| s.us_per_launch * f64::from(c) / 1e3)),
-        ),
+        probed_mhz: median_of(w.iter().filter_map(|s| s.probed_mhz)),
+        kcycles_per_launch: median_of(w.iter().filter_map(|s| {
+            s.probed_mhz
+                .or(s.sm_clock_mhz.map(f64::from))
+                .map(|c| s.us_per_launch * c / 1e3)
+        })),
         power_w: median_of(w.iter().filter_map(|s| s.power_w)),
         mj_per_launch,
         power_capped_fraction: (!throttles.is_empty()).then(|| {
@@ -151,6 +160,7 @@ mod tests {
             launches: 10,
             us_per_launch: us,
             sm_clock_mhz: Some(mhz),
+            probed_mhz: None,
             power_w: Some(600.0),
             energy_mj: Some(energy_mj),
             throttle: Some(throttle),
@@ -187,6 +197,20 @@ mod tests {
         // The counter before the window read 1000 + 50 * 8; its end 1000 + 50 * 19: 550 mJ over 110 launches.
         assert!((s.mj_per_launch.unwrap() - 5.0).abs() < 1e-9);
         assert_eq!(s.power_capped_fraction, Some(1.0));
+    }
+
+    #[test]
+    fn cycles_use_the_clock_the_kernel_measured_where_it_did() {
+        let samples: Vec<Sample> = (0..16)
+            .map(|i| Sample {
+                probed_mhz: Some(1600.0),
+                ..sample(1.0 + 0.1 * i as f64, 100.0, 1980, 0, 0)
+            })
+            .collect();
+        let s = settle(&samples, 2.0).unwrap();
+        assert_eq!(s.sm_clock_mhz, Some(1980.0));
+        assert_eq!(s.probed_mhz, Some(1600.0));
+        assert!((s.kcycles_per_launch.unwrap() - 160.0).abs() < 1e-9);
     }
 
     #[test]

@@ -18,6 +18,11 @@ pub trait Variant {
     fn label(&self) -> String;
     /// Enqueues one GEMM on operand set `set` (no synchronization).
     fn launch(&self, gpu: &Gpu, set: usize) -> Result<()>;
+    /// The SM clock the last launch ran at, in MHz, where the kernel measures it (`clock_probe=1`): cycles over
+    /// nanoseconds of one thread from its start to its end, read after the queued work.
+    fn probed_clock_mhz(&self, _gpu: &Gpu) -> Result<Option<f64>> {
+        Ok(None)
+    }
 }
 
 /// A ladder configuration, compiled, loaded and bound to a problem's operand sets.
@@ -201,6 +206,13 @@ impl Variant for GemmKernel<'_> {
     fn launch(&self, gpu: &Gpu, set: usize) -> Result<()> {
         let n = self.operands.shape.n;
         self.enqueue(gpu, set, self.maps[set][2], self.operands.sets[set].c(), n)
+    }
+    fn probed_clock_mhz(&self, gpu: &Gpu) -> Result<Option<f64>> {
+        if !self.config.clock_probe {
+            return Ok(None);
+        }
+        let probe = self.kernel.read_global_u64(gpu, "clock_probe", 2)?;
+        Ok((probe[1] > 0).then(|| probe[0] as f64 * 1e3 / probe[1] as f64))
     }
 }
 

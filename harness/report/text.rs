@@ -137,19 +137,21 @@ pub fn record_text(r: &TrialRecord) -> String {
 }
 
 /// Sustained runs, one line each over its settled second half; time and clock also over the same pass's first
-/// variant (runs one after another in one process: a steady state each, not a paired verdict).
+/// variant (runs one after another in one process: a steady state each, not a paired verdict). MHz is what NVML
+/// reports, probed what a `clock_probe=1` kernel measured itself; kcycles use the probed clock where there is one.
 pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:<4} {:<34} {:>9} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
+        "  {:<4} {:<34} {:>9} {:>6} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
         "pass",
         "variant (settled half)",
         "us",
         "iqr%",
         "drift",
         "MHz",
+        "probed",
         "kcycles",
         "W",
         "mJ/GEMM",
@@ -176,13 +178,14 @@ pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> Stri
             .and_then(|f| f.settled.as_ref());
         let _ = writeln!(
             out,
-            "  {:<4} {:<34} {:>9.1} {:>6.2} {:>6.3} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
+            "  {:<4} {:<34} {:>9.1} {:>6.2} {:>6.3} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
             r.pass,
             r.variant,
             s.us_per_launch,
             s.us_iqr_rel * 100.0,
             s.drift,
             opt(s.sm_clock_mhz, 0),
+            opt(s.probed_mhz, 0),
             opt(s.kcycles_per_launch, 1),
             opt(s.power_w, 0),
             opt(s.mj_per_launch, 1),
