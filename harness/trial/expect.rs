@@ -42,6 +42,115 @@ pub enum Expect {
     /// A sweep: the best of these points is, with confidence, within the band of every other point that ran
     /// (a cuBLAS point is a reference, not a contender).
     FastestAmong(Vec<String>),
+    /// Sustained runs (each variant alone): every check holds in every pass.
+    Sustained(Vec<SustainedCheck>),
+}
+
+/// A figure of a sustained run's settled half.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SustainedFigure {
+    /// The clock the kernel measured itself at (`clock_probe=1`), MHz.
+    ProbedMhz,
+    /// That clock over the one NVML reported in the same batches.
+    ProbedOverReported,
+    /// SM cycles a launch, at the probed clock.
+    Cycles,
+    /// Time a launch.
+    Time,
+}
+
+impl SustainedFigure {
+    pub fn name(self) -> &'static str {
+        match self {
+            SustainedFigure::ProbedMhz => "probed clock",
+            SustainedFigure::ProbedOverReported => "probed clock over NVML's",
+            SustainedFigure::Cycles => "cycles",
+            SustainedFigure::Time => "time",
+        }
+    }
+    pub fn of(self, s: &crate::measure::sustained::Settled) -> Option<f64> {
+        match self {
+            SustainedFigure::ProbedMhz => s.probed_mhz,
+            SustainedFigure::ProbedOverReported => Some(s.probed_mhz? / s.sm_clock_mhz?),
+            SustainedFigure::Cycles => s.probed_mhz.and(s.kcycles_per_launch),
+            SustainedFigure::Time => Some(s.us_per_launch),
+        }
+    }
+}
+
+/// One figure of one variant (over the same figure of another in the same pass, where `over` names one) in a
+/// range.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SustainedCheck {
+    pub figure: SustainedFigure,
+    pub variant: String,
+    pub over: Option<String>,
+    pub range: (f64, f64),
+}
+
+impl SustainedCheck {
+    pub fn new(
+        figure: SustainedFigure,
+        variant: &str,
+        over: Option<&str>,
+        range: (f64, f64),
+    ) -> Self {
+        SustainedCheck {
+            figure,
+            variant: variant.into(),
+            over: over.map(Into::into),
+            range,
+        }
+    }
+    fn describe(&self) -> String {
+        let what = match &self.over {
+            Some(o) => format!("{} of {} over {o}'s", self.figure.name(), self.variant),
+            None => format!("{} of {}", self.figure.name(), self.variant),
+        };
+        format!("{what} in [{}, {}]", self.range.0, self.range.1)
+    }
+}
+
+/// Every check in every pass; the line gives each check's values pass by pass.
+fn sustained_checks(
+    runs: &[crate::measure::sustained::SustainedRun],
+    checks: &[SustainedCheck],
+) -> (bool, String) {
+    let passes = runs.iter().map(|r| r.pass + 1).max().unwrap_or(0);
+    let figure = |pass: usize, variant: &str, f: SustainedFigure| {
+        runs.iter()
+            .find(|r| r.pass == pass && r.variant == variant)
+            .and_then(|r| r.settled.as_ref())
+            .and_then(|s| f.of(s))
+    };
+    let mut passed = passes > 0;
+    let mut parts = Vec::new();
+    for c in checks {
+        let values: Vec<Option<f64>> = (0..passes)
+            .map(|p| {
+                let v = figure(p, &c.variant, c.figure)?;
+                match &c.over {
+                    Some(o) => Some(v / figure(p, o, c.figure)?),
+                    None => Some(v),
+                }
+            })
+            .collect();
+        let ok = values
+            .iter()
+            .all(|v| v.is_some_and(|v| v >= c.range.0 && v <= c.range.1));
+        passed &= ok;
+        let shown: Vec<String> = values
+            .iter()
+            .map(|v| v.map_or("missing".into(), |v| format!("{v:.3}")))
+            .collect();
+        parts.push(format!(
+            "{}: {} ({})",
+            c.describe(),
+            shown.join(", "),
+            if ok { "holds" } else { "DOES NOT hold" }
+        ));
+    }
+    (passed, parts.join("; "))
 }
 
 /// Where an expectation comes from.
@@ -137,6 +246,11 @@ pub fn describe_expect(e: &Expect) -> String {
         Expect::Correct => "matches the reference".into(),
         Expect::Caught(c) => format!("caught as {c:?}"),
         Expect::FastestAmong(v) => format!("fastest (within the band) is one of {}", v.join(", ")),
+        Expect::Sustained(checks) => checks
+            .iter()
+            .map(SustainedCheck::describe)
+            .collect::<Vec<_>>()
+            .join("; "),
     }
 }
 
@@ -195,6 +309,10 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
         ),
         (Observed::Swept, Expect::FastestAmong(names)) => {
             let (passed, seen) = fastest_among(&record.table, names);
+            done(passed, seen)
+        }
+        (Observed::Sustained, Expect::Sustained(checks)) => {
+            let (passed, seen) = sustained_checks(&record.sustained, checks);
             done(passed, seen)
         }
         (Observed::Correct, Expect::Correct) => done(true, "correct".into()),
@@ -339,6 +457,77 @@ fn fastest_among(rows: &[SweepRow], names: &[String]) -> (bool, String) {
 mod tests {
     use super::*;
     use crate::measure::stats::{Estimate, StatsSettings};
+
+    fn sustained_run(
+        pass: usize,
+        variant: &str,
+        us: f64,
+        probed: Option<f64>,
+    ) -> crate::measure::sustained::SustainedRun {
+        crate::measure::sustained::SustainedRun {
+            pass,
+            variant: variant.into(),
+            label: variant.into(),
+            seconds: 4.0,
+            samples: Vec::new(),
+            settled: Some(crate::measure::sustained::Settled {
+                from_s: 2.0,
+                batches: 100,
+                us_per_launch: us,
+                us_iqr_rel: 0.001,
+                drift: 1.0,
+                sm_clock_mhz: Some(1980.0),
+                probed_mhz: probed,
+                kcycles_per_launch: probed.map(|p| us * p / 1e3),
+                power_w: Some(480.0),
+                mj_per_launch: Some(200.0),
+                power_capped_fraction: Some(0.0),
+            }),
+        }
+    }
+
+    #[test]
+    fn sustained_checks_hold_in_every_pass_or_the_trial_fails() {
+        // H75's shape at 4096-cubed: the whole kernel at 1527 MHz, its MMAs alone the same cycles at 1657.
+        let runs = vec![
+            sustained_run(0, "whole", 183.8, Some(1529.0)),
+            sustained_run(0, "mma", 169.1, Some(1657.0)),
+            sustained_run(1, "whole", 183.7, Some(1525.0)),
+            sustained_run(1, "mma", 169.1, Some(1657.0)),
+        ];
+        let checks = vec![
+            SustainedCheck::new(
+                SustainedFigure::ProbedMhz,
+                "mma",
+                Some("whole"),
+                (1.05, 1.12),
+            ),
+            SustainedCheck::new(SustainedFigure::Cycles, "mma", Some("whole"), (0.97, 1.03)),
+            SustainedCheck::new(
+                SustainedFigure::ProbedOverReported,
+                "whole",
+                None,
+                (0.0, 0.9),
+            ),
+        ];
+        let (ok, line) = sustained_checks(&runs, &checks);
+        assert!(ok, "{line}");
+        assert!(line.contains("1.084, 1.087"), "{line}");
+        // A second pass outside the range fails the whole trial.
+        let mut drifted = runs.clone();
+        drifted[3] = sustained_run(1, "mma", 150.0, Some(1900.0));
+        let (ok, line) = sustained_checks(&drifted, &checks);
+        assert!(!ok && line.contains("DOES NOT hold"), "{line}");
+        // A kernel without the probe has no cycles to judge: missing, and failed rather than passed.
+        let unprobed = vec![
+            sustained_run(0, "whole", 183.8, None),
+            sustained_run(0, "mma", 169.1, None),
+        ];
+        let (ok, line) = sustained_checks(&unprobed, &checks[1..2]);
+        assert!(!ok && line.contains("missing"), "{line}");
+        // No runs at all is not a pass.
+        assert!(!sustained_checks(&[], &checks).0);
+    }
 
     fn compared(ratio: f64, ci: (f64, f64)) -> Estimate {
         Estimate {

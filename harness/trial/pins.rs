@@ -1251,3 +1251,139 @@ mod tests {
         }
     }
 }
+
+/// Committed `sustain` runs (each kernel alone, `clock_probe=1`) that pin the `clock::` trials: H75 at f32970e and
+/// H76 at 6feb1af (`results/h200/<commit>/...`).
+const SUSTAIN_RUNS: [(&str, &str); 2] = [
+    (
+        "f32970e/h75-clock-probe/runs/sustain-20261201T032537Z",
+        include_str!(
+            "../../results/h200/f32970e/h75-clock-probe/runs/sustain-20261201T032537Z.json"
+        ),
+    ),
+    (
+        "6feb1af/h76-clock-price/runs/sustain-20261201T032903Z",
+        include_str!(
+            "../../results/h200/6feb1af/h76-clock-price/runs/sustain-20261201T032903Z.json"
+        ),
+    ),
+];
+
+/// Figure `figure` of `variant` over `over`'s, pass by pass, in the committed sustained run that holds both: the
+/// run's name and the values.
+fn sustained_values(
+    figure: crate::trial::expect::SustainedFigure,
+    variant: &str,
+    over: &str,
+) -> (&'static str, Vec<f64>) {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let runs = PARSED.get_or_init(|| parse(&SUSTAIN_RUNS));
+    for (name, v) in runs {
+        for t in v["trials"].as_array().into_iter().flatten() {
+            let record: crate::trial::job::TrialRecord =
+                serde_json::from_value(t.clone()).expect("a committed sustained record parses");
+            let settled = |pass: usize, who: &str| {
+                record
+                    .sustained
+                    .iter()
+                    .find(|r| r.pass == pass && r.variant == who)
+                    .and_then(|r| r.settled.as_ref())
+                    .and_then(|s| figure.of(s))
+            };
+            let passes = record
+                .sustained
+                .iter()
+                .map(|r| r.pass + 1)
+                .max()
+                .unwrap_or(0);
+            let values: Option<Vec<f64>> = (0..passes)
+                .map(|p| Some(settled(p, variant)? / settled(p, over)?))
+                .collect();
+            if let Some(values) = values.filter(|v| !v.is_empty()) {
+                return (name, values);
+            }
+        }
+    }
+    panic!("no committed sustained run holds {variant} and {over}")
+}
+
+/// A sustained check pinned from the committed run that measured it: the window spans what its passes measured,
+/// widened by `tolerance` each side.
+pub fn sustained_check_pin(
+    figure: crate::trial::expect::SustainedFigure,
+    variant: &str,
+    over: &str,
+    tolerance: f64,
+) -> (crate::trial::expect::SustainedCheck, &'static str, String) {
+    let (run, values) = sustained_values(figure, variant, over);
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let check = crate::trial::expect::SustainedCheck::new(
+        figure,
+        variant,
+        Some(over),
+        (lo / (1.0 + tolerance), hi * (1.0 + tolerance)),
+    );
+    let measured = format!(
+        "{} over {over}'s: {}",
+        variant,
+        values
+            .iter()
+            .map(|v| format!("{v:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    (check, run, measured)
+}
+
+/// Sustained checks pinned from committed runs, with the hypothesis they refuted.
+pub fn sustained_pin(
+    checks: Vec<(crate::trial::expect::SustainedCheck, &'static str, String)>,
+    refuted: &str,
+) -> Expectation {
+    let mut runs: Vec<String> = checks.iter().map(|(_, r, _)| r.to_string()).collect();
+    runs.dedup();
+    let measured = checks
+        .iter()
+        .map(|(c, _, m)| format!("{} of {m}", c.figure.name()))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Expectation::pinned(
+        Expect::Sustained(checks.into_iter().map(|(c, _, _)| c).collect()),
+        runs,
+        measured,
+    )
+    .refuting(refuted)
+}
+
+#[cfg(test)]
+mod sustained_pin_tests {
+    use super::*;
+    use crate::trial::expect::SustainedFigure as F;
+
+    #[test]
+    fn the_decode_clock_pins_read_the_committed_runs() {
+        let decode = "rung10:bn=128,stages=6,evict_first=1,pdl=1,clock_probe=1";
+        let mma = "rung10:bn=128,stages=6,evict_first=1,pdl=1,loads=0,clock_probe=1";
+        let solo = "rung10:bn=128,stages=6,evict_first=1,pdl=1,cluster=1,clock_probe=1";
+        // H75 at f32970e: the MMAs alone 1686-1687 MHz against 1433-1435; H76 at 6feb1af: the same 1458 MHz.
+        let (c, run, measured) = sustained_check_pin(F::ProbedMhz, mma, decode, 0.04);
+        assert!(run.starts_with("f32970e/"), "{run}");
+        assert!(
+            c.range.0 > 1.12 && c.range.0 < 1.14 && c.range.1 > 1.21 && c.range.1 < 1.23,
+            "{c:?} {measured}"
+        );
+        let (c, run, _) = sustained_check_pin(F::ProbedMhz, solo, decode, 0.02);
+        assert!(run.starts_with("6feb1af/"), "{run}");
+        assert!(c.range.0 > 0.97 && c.range.1 < 1.03, "{c:?}");
+        let e = sustained_pin(
+            vec![sustained_check_pin(F::Cycles, solo, decode, 0.03)],
+            "H76(a)",
+        );
+        let text = e.describe().join(" ");
+        assert!(
+            text.contains("cycles of") && text.contains("H76(a)"),
+            "{text}"
+        );
+    }
+}
