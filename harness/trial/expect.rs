@@ -107,7 +107,7 @@ impl SustainedCheck {
             Some(o) => format!("{} of {} over {o}'s", self.figure.name(), self.variant),
             None => format!("{} of {}", self.figure.name(), self.variant),
         };
-        format!("{what} in [{}, {}]", self.range.0, self.range.1)
+        format!("{what} in [{:.3}, {:.3}]", self.range.0, self.range.1)
     }
 }
 
