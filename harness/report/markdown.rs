@@ -192,6 +192,7 @@ fn section(
     ladder(md, charts, stem, &run.trials)?;
     forest(md, charts, stem, &run.trials)?;
     sweeps(md, charts, stem, &run.trials)?;
+    sustained(md, &run.trials);
     noise_table(md, &run.trials);
     if !run.calibration.is_empty() {
         let _ = writeln!(
@@ -420,6 +421,45 @@ fn sweeps(
     Ok(())
 }
 
+/// Sustained runs (each kernel alone, `sustain` and the `clock::` trials): one row per run, over its settled half.
+fn sustained(md: &mut String, trials: &[TrialRecord]) {
+    let opt = |x: Option<f64>, digits: usize| x.map_or("-".into(), |v| format!("{v:.digits$}"));
+    for t in trials.iter().filter(|t| !t.sustained.is_empty()) {
+        let _ = writeln!(
+            md,
+            "#### {} (each kernel alone)\n\n| pass | variant | us a launch | NVML MHz | probed MHz | cycles (K) | W | mJ a GEMM | batches power-capped |\n|---|---|---|---|---|---|---|---|---|",
+            t.name
+        );
+        for r in &t.sustained {
+            match &r.settled {
+                Some(s) => {
+                    let _ = writeln!(
+                        md,
+                        "| {} | `{}` | {:.1} | {} | {} | {} | {} | {} | {} |",
+                        r.pass,
+                        r.variant,
+                        s.us_per_launch,
+                        opt(s.sm_clock_mhz, 0),
+                        opt(s.probed_mhz, 0),
+                        opt(s.kcycles_per_launch, 1),
+                        opt(s.power_w, 0),
+                        opt(s.mj_per_launch, 1),
+                        opt(s.power_capped_fraction.map(|f| f * 100.0), 0) + "%"
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        md,
+                        "| {} | `{}` | too few batches to summarize | | | | | | |",
+                        r.pass, r.variant
+                    );
+                }
+            }
+        }
+        let _ = writeln!(md, "\n{}\n", t.judgement);
+    }
+}
+
 fn noise_table(md: &mut String, trials: &[TrialRecord]) {
     let aa: Vec<&TrialRecord> = trials
         .iter()
@@ -570,6 +610,21 @@ mod tests {
         let e = read_runs(&[committed("no-such-file.json")]).err().unwrap();
         assert!(e.contains("cannot read it"), "{e}");
         assert!(read_runs(&[]).is_err());
+    }
+
+    #[test]
+    fn a_sustained_run_gets_its_table() {
+        let text = include_str!(
+            "../../results/h200/f32970e/h75-clock-probe/runs/sustain-20261201T032537Z.json"
+        );
+        let run: RunFile = serde_json::from_str(text).expect("the committed sustained run parses");
+        let report = build(&[("sustain-20261201T032537Z".into(), run)]).expect("a report");
+        assert!(
+            report.markdown.contains("(each kernel alone)")
+                && report.markdown.contains("| 1433 | 75.8 |"),
+            "{}",
+            report.markdown
+        );
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub fn record_text(r: &TrialRecord) -> String {
 
 /// Sustained runs, one line each over its settled second half; time and clock also over the same pass's first
 /// variant (runs one after another in one process: a steady state each, not a paired verdict). MHz is what NVML
-/// reports, probed what a `clock_probe=1` kernel measured itself; kcycles use the probed clock where there is one.
+/// reports, probed what a `clock_probe=1` kernel measured itself; kcycles are at the probed clock (none without it).
 pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
