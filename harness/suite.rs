@@ -76,25 +76,41 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
         .iter()
         .map(|t| specs(&t.job))
         .chain(more.iter().map(|(v, dtype)| (vec![v], *dtype)));
-    for (specs, dtype) in jobs {
-        for (name, program) in specs.into_iter().flat_map(|s| programs(s, dtype)) {
-            if seen.contains(&program) {
-                continue;
-            }
-            seen.push(program.clone());
-            trials.push(Trial::ignorable_test(format!("compile::{name}"), move || {
-                if !crate::gpu::probe::nvrtc_available() {
-                    let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
-                    if crate::settings::nvrtc_required() {
-                        return Err(Failed::from(format!("GEMM_ABLATE_REQUIRE_NVRTC=1 and {why}")));
-                    }
-                    return Ok(Completion::ignored_with(why));
-                }
-                let compiled = crate::gpu::compile::compile(&name, &program).map_err(|e| Failed::from(e.to_string()))?;
-                check_resources(&compiled.report).map_err(Failed::from)?;
-                Ok(Completion::Completed)
-            }));
+    // Sustained runs also launch the clock probe after every batch.
+    let probe = gpu_trials
+        .iter()
+        .any(|t| matches!(t.job, Job::Sustain { .. }))
+        .then(|| {
+            (
+                "clock_after".to_string(),
+                crate::measure::sustained::program(),
+            )
+        });
+    let all = jobs
+        .flat_map(|(specs, dtype)| {
+            specs
+                .into_iter()
+                .flat_map(move |s| programs(s, dtype))
+                .collect::<Vec<_>>()
+        })
+        .chain(probe);
+    for (name, program) in all {
+        if seen.contains(&program) {
+            continue;
         }
+        seen.push(program.clone());
+        trials.push(Trial::ignorable_test(format!("compile::{name}"), move || {
+            if !crate::gpu::probe::nvrtc_available() {
+                let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
+                if crate::settings::nvrtc_required() {
+                    return Err(Failed::from(format!("GEMM_ABLATE_REQUIRE_NVRTC=1 and {why}")));
+                }
+                return Ok(Completion::ignored_with(why));
+            }
+            let compiled = crate::gpu::compile::compile(&name, &program).map_err(|e| Failed::from(e.to_string()))?;
+            check_resources(&compiled.report).map_err(Failed::from)?;
+            Ok(Completion::Completed)
+        }));
     }
     trials
 }

@@ -5,9 +5,13 @@
 //! sustained runs compare only within one process, one after the other, and a second pass shows the drift.
 
 use crate::error::Result;
+use crate::gpu::compile;
 use crate::gpu::device::Gpu;
+use crate::gpu::launch::{launch, Kernel, LaunchShape};
+use crate::gpu::memory::DeviceBuffer;
+use crate::kernel::source;
 use crate::measure::stats;
-use crate::measure::timing::{batch, launches_for};
+use crate::measure::timing::{batch_then, launches_for};
 use crate::measure::variant::Variant;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -23,6 +27,10 @@ pub struct Sample {
     /// The clock the batch's last launch measured itself (`clock_probe=1` kernels): cycles over nanoseconds.
     #[serde(default)]
     pub probed_mhz: Option<f64>,
+    /// The clock one thread measured right after the batch, back to back with it (kernels/clock_after.cu): any
+    /// variant, cuBLAS too.
+    #[serde(default)]
+    pub after_mhz: Option<f64>,
     pub power_w: Option<f64>,
     /// NVML's energy counter (millijoules since the driver loaded).
     pub energy_mj: Option<u64>,
@@ -45,6 +53,9 @@ pub struct Settled {
     /// The clock the kernel measured itself at (`clock_probe=1`), where it differs from what NVML reports.
     #[serde(default)]
     pub probed_mhz: Option<f64>,
+    /// The clock measured right after each batch (`Sample::after_mhz`), median.
+    #[serde(default)]
+    pub after_mhz: Option<f64>,
     /// Median over batches of time x the probed clock (none without a probe: NVML's clock is not the one a
     /// tensor-bound kernel runs at, H75): the launch's length in SM cycles, thousands.
     pub kcycles_per_launch: Option<f64>,
@@ -68,21 +79,78 @@ pub struct SustainedRun {
 
 const POWER_CAP_BIT: u64 = 0x4;
 
-/// Launches `v` in batches of about `batch_ms` for `seconds`, reading NVML after each batch.
+/// The one-thread kernel that reads the SM clock right after the work before it in the stream.
+pub struct ClockAfter {
+    kernel: Kernel,
+    out: DeviceBuffer,
+}
+
+/// The timer span the probe counts cycles over, edge to edge.
+const PROBE_SPAN_NS: u64 = 1000;
+
+impl ClockAfter {
+    pub fn new(gpu: &Gpu) -> Result<ClockAfter> {
+        let compiled = compile::compile("clock_after", &program())?;
+        Ok(ClockAfter {
+            kernel: Kernel::load(gpu, &compiled, "clock_after")?,
+            out: DeviceBuffer::new(gpu, 16)?,
+        })
+    }
+
+    /// Enqueues the probe (one thread) on the stream.
+    pub fn enqueue(&self, gpu: &Gpu) -> Result<()> {
+        let (mut out, mut span) = (self.out.ptr(), PROBE_SPAN_NS);
+        let mut params = crate::kernel_params![&mut out, &mut span];
+        let one = LaunchShape {
+            grid: 1,
+            block: 1,
+            smem: 0,
+            cluster: 1,
+            pdl: false,
+        };
+        unsafe { launch(gpu, &self.kernel, one, &mut params) }
+    }
+
+    /// The last probe's clock in MHz (after the stream has been waited for).
+    pub fn read_mhz(&self, gpu: &Gpu) -> Result<Option<f64>> {
+        let v: Vec<u64> = self.out.read(gpu)?;
+        Ok((v[1] > 0).then(|| v[0] as f64 * 1e3 / v[1] as f64))
+    }
+}
+
+/// The probe's program: the primitives header (for the timer) and kernels/clock_after.cu.
+pub fn program() -> String {
+    source::program(
+        &source::util_defines(crate::kernel::problem::DType::F16),
+        source::CLOCK_AFTER,
+    )
+}
+
+/// Launches `v` in batches of about `batch_ms` for `seconds`, reading NVML after each batch, and the clock probe
+/// right after it on the GPU where one is given.
 pub fn run(
     gpu: &Gpu,
     v: &dyn Variant,
     sets: usize,
     seconds: f64,
     batch_ms: f64,
+    probe: Option<&ClockAfter>,
 ) -> Result<Vec<Sample>> {
     let mut set = 0;
     let launches = launches_for(gpu, v, sets, &mut set, batch_ms)?;
     let t0 = Instant::now();
     let mut samples = Vec::new();
     while t0.elapsed().as_secs_f64() < seconds {
-        let ms = batch(gpu, v, launches, sets, &mut set)?;
+        let ms = batch_then(gpu, v, launches, sets, &mut set, || match probe {
+            Some(p) => p.enqueue(gpu),
+            None => Ok(()),
+        })?;
+        let after_mhz = match probe {
+            Some(p) => p.read_mhz(gpu)?,
+            None => None,
+        };
         samples.push(Sample {
+            after_mhz,
             at_s: t0.elapsed().as_secs_f64(),
             launches,
             us_per_launch: ms * 1e3 / f64::from(launches),
@@ -134,6 +202,7 @@ pub fn settle(samples: &[Sample], seconds: f64) -> Option<Settled> {
         drift,
         sm_clock_mhz: median_of(w.iter().filter_map(|s| s.sm_clock_mhz.map(f64::from))),
         probed_mhz: median_of(w.iter().filter_map(|s| s.probed_mhz)),
+        after_mhz: median_of(w.iter().filter_map(|s| s.after_mhz)),
         kcycles_per_launch: median_of(
             w.iter()
                 .filter_map(|s| s.probed_mhz.map(|c| s.us_per_launch * c / 1e3)),
@@ -161,6 +230,7 @@ mod tests {
             us_per_launch: us,
             sm_clock_mhz: Some(mhz),
             probed_mhz: None,
+            after_mhz: None,
             power_w: Some(600.0),
             energy_mj: Some(energy_mj),
             throttle: Some(throttle),
@@ -205,12 +275,14 @@ mod tests {
         let samples: Vec<Sample> = (0..16)
             .map(|i| Sample {
                 probed_mhz: Some(1600.0),
+                after_mhz: Some(1590.0 + (i % 3) as f64),
                 ..sample(1.0 + 0.1 * i as f64, 100.0, 1980, 0, 0)
             })
             .collect();
         let s = settle(&samples, 2.0).unwrap();
         assert_eq!(s.sm_clock_mhz, Some(1980.0));
         assert_eq!(s.probed_mhz, Some(1600.0));
+        assert_eq!(s.after_mhz, Some(1591.0));
         assert!((s.kcycles_per_launch.unwrap() - 160.0).abs() < 1e-9);
     }
 

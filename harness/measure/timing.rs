@@ -150,6 +150,19 @@ pub fn batch(
     sets: usize,
     next_set: &mut usize,
 ) -> Result<f64> {
+    batch_then(gpu, v, launches, sets, next_set, || Ok(()))
+}
+
+/// `batch`, with `then` enqueued after the batch's end event and before the wait: work that runs back to back with
+/// the batch on the GPU and is not timed with it (sustain's clock probe).
+pub fn batch_then(
+    gpu: &Gpu,
+    v: &dyn Variant,
+    launches: u32,
+    sets: usize,
+    next_set: &mut usize,
+    then: impl FnOnce() -> Result<()>,
+) -> Result<f64> {
     let start = gpu
         .ctx
         .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
@@ -164,6 +177,7 @@ pub fn batch(
         *next_set += 1;
     }
     end.record(&gpu.stream).during("recording an event")?;
+    then()?;
     gpu.synchronize()?;
     start
         .elapsed_ms(&end)

@@ -427,7 +427,7 @@ fn sustained(md: &mut String, trials: &[TrialRecord]) {
     for t in trials.iter().filter(|t| !t.sustained.is_empty()) {
         let _ = writeln!(
             md,
-            "#### {} (each kernel alone)\n\n| pass | variant | us a launch | NVML MHz | probed MHz | cycles (K) | W | mJ a GEMM | batches power-capped |\n|---|---|---|---|---|---|---|---|---|",
+            "#### {} (each kernel alone)\n\n| pass | variant | us a launch | NVML MHz | probed MHz | MHz right after | cycles (K) | W | mJ a GEMM | batches power-capped |\n|---|---|---|---|---|---|---|---|---|---|",
             t.name
         );
         for r in &t.sustained {
@@ -435,12 +435,13 @@ fn sustained(md: &mut String, trials: &[TrialRecord]) {
                 Some(s) => {
                     let _ = writeln!(
                         md,
-                        "| {} | `{}` | {:.1} | {} | {} | {} | {} | {} | {} |",
+                        "| {} | `{}` | {:.1} | {} | {} | {} | {} | {} | {} | {} |",
                         r.pass,
                         r.variant,
                         s.us_per_launch,
                         opt(s.sm_clock_mhz, 0),
                         opt(s.probed_mhz, 0),
+                        opt(s.after_mhz, 0),
                         opt(s.kcycles_per_launch, 1),
                         opt(s.power_w, 0),
                         opt(s.mj_per_launch, 1),
@@ -450,7 +451,7 @@ fn sustained(md: &mut String, trials: &[TrialRecord]) {
                 None => {
                     let _ = writeln!(
                         md,
-                        "| {} | `{}` | too few batches to summarize | | | | | | |",
+                        "| {} | `{}` | too few batches to summarize | | | | | | | |",
                         r.pass, r.variant
                     );
                 }
@@ -621,7 +622,7 @@ mod tests {
         let report = build(&[("sustain-20261201T032537Z".into(), run)]).expect("a report");
         assert!(
             report.markdown.contains("(each kernel alone)")
-                && report.markdown.contains("| 1433 | 75.8 |"),
+                && report.markdown.contains("| 1433 | - | 75.8 |"),
             "{}",
             report.markdown
         );

@@ -138,13 +138,14 @@ pub fn record_text(r: &TrialRecord) -> String {
 
 /// Sustained runs, one line each over its settled second half; time and clock also over the same pass's first
 /// variant (runs one after another in one process: a steady state each, not a paired verdict). MHz is what NVML
-/// reports, probed what a `clock_probe=1` kernel measured itself; kcycles are at the probed clock (none without it).
+/// reports, probed what a `clock_probe=1` kernel measured itself, after what one thread measured right after each
+/// batch (any variant, cuBLAS too); kcycles are at the probed clock (none without it).
 pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:<4} {:<34} {:>9} {:>6} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
+        "  {:<4} {:<34} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
         "pass",
         "variant (settled half)",
         "us",
@@ -152,6 +153,7 @@ pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> Stri
         "drift",
         "MHz",
         "probed",
+        "after",
         "kcycles",
         "W",
         "mJ/GEMM",
@@ -178,7 +180,7 @@ pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> Stri
             .and_then(|f| f.settled.as_ref());
         let _ = writeln!(
             out,
-            "  {:<4} {:<34} {:>9.1} {:>6.2} {:>6.3} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
+            "  {:<4} {:<34} {:>9.1} {:>6.2} {:>6.3} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
             r.pass,
             r.variant,
             s.us_per_launch,
@@ -186,6 +188,7 @@ pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> Stri
             s.drift,
             opt(s.sm_clock_mhz, 0),
             opt(s.probed_mhz, 0),
+            opt(s.after_mhz, 0),
             opt(s.kcycles_per_launch, 1),
             opt(s.power_w, 0),
             opt(s.mj_per_launch, 1),

@@ -478,6 +478,7 @@ mod tests {
                 drift: 1.0,
                 sm_clock_mhz: Some(1980.0),
                 probed_mhz: probed,
+                after_mhz: None,
                 kcycles_per_launch: probed.map(|p| us * p / 1e3),
                 power_w: Some(480.0),
                 mj_per_launch: Some(200.0),

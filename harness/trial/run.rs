@@ -594,6 +594,7 @@ fn sustain_job(
         .iter()
         .map(|s| BoundVariant::new(ctx, s, &mem.ops))
         .collect::<Result<_>>()?;
+    let probe = crate::measure::sustained::ClockAfter::new(gpu)?;
     let mut runs = Vec::new();
     for pass in 0..passes {
         for (spec, b) in specs.iter().zip(&bound) {
@@ -608,6 +609,7 @@ fn sustain_job(
                 sets,
                 seconds,
                 ctx.settings.timing.target_batch_ms,
+                Some(&probe),
             )
             .map_err(|e| ctx.hang.explain(e))?;
             runs.push(crate::measure::sustained::SustainedRun {
