@@ -1268,9 +1268,10 @@ mod tests {
     }
 }
 
-/// Committed `sustain` runs (each kernel alone, `clock_probe=1`) that pin the `clock::` trials: H75 at f32970e and
-/// H76 at 6feb1af (`results/h200/<commit>/...`).
-const SUSTAIN_RUNS: [(&str, &str); 2] = [
+/// Committed sustained runs (each kernel alone, `clock_probe=1`) that pin the `clock::` trials: H75 at f32970e, H76
+/// at 6feb1af, the whole microbench at 1432bb9 and H77 at c5615b6, each on its own host
+/// (`results/h200/<commit>/...`; the microbench's record at the top level).
+const SUSTAIN_RUNS: [(&str, &str); 4] = [
     (
         "f32970e/h75-clock-probe/runs/sustain-20261201T032537Z",
         include_str!(
@@ -1283,19 +1284,33 @@ const SUSTAIN_RUNS: [(&str, &str); 2] = [
             "../../results/h200/6feb1af/h76-clock-price/runs/sustain-20261201T032903Z.json"
         ),
     ),
+    (
+        "microbench-20261201T033439Z",
+        include_str!("../../results/h200/microbench-20261201T033439Z.json"),
+    ),
+    (
+        "c5615b6/h77-clock-after/runs/sustain-20261201T040616Z",
+        include_str!(
+            "../../results/h200/c5615b6/h77-clock-after/runs/sustain-20261201T040616Z.json"
+        ),
+    ),
 ];
 
-/// Figure `figure` of `variant` over `over`'s, pass by pass, in the committed sustained run that holds both: the
-/// run's name and the values.
+/// Figure `figure` of `variant` over `over`'s, pass by pass, in every committed sustained record that holds both:
+/// each run's name and its values.
 fn sustained_values(
     figure: crate::trial::expect::SustainedFigure,
     variant: &str,
     over: &str,
-) -> (&'static str, Vec<f64>) {
+) -> Vec<(&'static str, Vec<f64>)> {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
     let runs = PARSED.get_or_init(|| parse(&SUSTAIN_RUNS));
+    let mut found = Vec::new();
     for (name, v) in runs {
         for t in v["trials"].as_array().into_iter().flatten() {
+            if t["sustained"].as_array().is_none_or(|r| r.is_empty()) {
+                continue;
+            }
             let record: crate::trial::job::TrialRecord =
                 serde_json::from_value(t.clone()).expect("a committed sustained record parses");
             let settled = |pass: usize, who: &str| {
@@ -1316,24 +1331,33 @@ fn sustained_values(
                 .map(|p| Some(settled(p, variant)? / settled(p, over)?))
                 .collect();
             if let Some(values) = values.filter(|v| !v.is_empty()) {
-                return (name, values);
+                found.push((*name, values));
             }
         }
     }
-    panic!("no committed sustained run holds {variant} and {over}")
+    assert!(
+        !found.is_empty(),
+        "no committed sustained run holds {variant} and {over}"
+    );
+    found
 }
 
-/// A sustained check pinned from the committed run that measured it: the window spans what its passes measured,
+/// A sustained check pinned from the committed runs that measured it: the window spans what their passes measured,
 /// widened by `tolerance` each side.
 pub fn sustained_check_pin(
     figure: crate::trial::expect::SustainedFigure,
     variant: &str,
     over: &str,
     tolerance: f64,
-) -> (crate::trial::expect::SustainedCheck, &'static str, String) {
-    let (run, values) = sustained_values(figure, variant, over);
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+) -> (
+    crate::trial::expect::SustainedCheck,
+    Vec<&'static str>,
+    String,
+) {
+    let found = sustained_values(figure, variant, over);
+    let all = found.iter().flat_map(|(_, v)| v.iter().copied());
+    let lo = all.clone().fold(f64::INFINITY, f64::min);
+    let hi = all.fold(f64::NEG_INFINITY, f64::max);
     let check = crate::trial::expect::SustainedCheck::new(
         figure,
         variant,
@@ -1341,24 +1365,37 @@ pub fn sustained_check_pin(
         (lo / (1.0 + tolerance), hi * (1.0 + tolerance)),
     );
     let measured = format!(
-        "{} over {over}'s: {}",
-        variant,
-        values
+        "{variant} over {over}'s: {}",
+        found
             .iter()
-            .map(|v| format!("{v:.3}"))
+            .map(|(run, v)| format!(
+                "{} ({run})",
+                v.iter()
+                    .map(|x| format!("{x:.3}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join("; ")
     );
-    (check, run, measured)
+    (check, found.iter().map(|(r, _)| *r).collect(), measured)
 }
 
 /// Sustained checks pinned from committed runs, with the hypothesis they refuted.
 pub fn sustained_pin(
-    checks: Vec<(crate::trial::expect::SustainedCheck, &'static str, String)>,
+    checks: Vec<(
+        crate::trial::expect::SustainedCheck,
+        Vec<&'static str>,
+        String,
+    )>,
     refuted: &str,
 ) -> Expectation {
-    let mut runs: Vec<String> = checks.iter().map(|(_, r, _)| r.to_string()).collect();
-    runs.dedup();
+    let mut runs: Vec<String> = Vec::new();
+    for r in checks.iter().flat_map(|(_, r, _)| r) {
+        if !runs.iter().any(|x| x == r) {
+            runs.push(r.to_string());
+        }
+    }
     let measured = checks
         .iter()
         .map(|(c, _, m)| format!("{} of {m}", c.figure.name()))
@@ -1382,15 +1419,23 @@ mod sustained_pin_tests {
         let decode = "rung10:bn=128,stages=6,evict_first=1,pdl=1,clock_probe=1";
         let mma = "rung10:bn=128,stages=6,evict_first=1,pdl=1,loads=0,clock_probe=1";
         let solo = "rung10:bn=128,stages=6,evict_first=1,pdl=1,cluster=1,clock_probe=1";
-        // H75 at f32970e: the MMAs alone 1686-1687 MHz against 1433-1435; H76 at 6feb1af: the same 1458 MHz.
-        let (c, run, measured) = sustained_check_pin(F::ProbedMhz, mma, decode, 0.04);
-        assert!(run.starts_with("f32970e/"), "{run}");
+        // The MMAs alone over the whole: 1.175-1.176 at f32970e, 1.184-1.187 in 1432bb9's microbench, 1.225-1.226 at
+        // c5615b6, each on its own host: the window spans the three.
+        let (c, runs, measured) = sustained_check_pin(F::ProbedMhz, mma, decode, 0.04);
+        assert_eq!(runs.len(), 3, "{runs:?}");
         assert!(
-            c.range.0 > 1.12 && c.range.0 < 1.14 && c.range.1 > 1.21 && c.range.1 < 1.23,
+            c.range.0 > 1.12 && c.range.0 < 1.14 && c.range.1 > 1.27 && c.range.1 < 1.28,
             "{c:?} {measured}"
         );
-        let (c, run, _) = sustained_check_pin(F::ProbedMhz, solo, decode, 0.02);
-        assert!(run.starts_with("6feb1af/"), "{run}");
+        // H76 at 6feb1af and the microbench at 1432bb9: without the cluster, the same clock.
+        let (c, runs, _) = sustained_check_pin(F::ProbedMhz, solo, decode, 0.02);
+        assert_eq!(
+            runs,
+            [
+                "6feb1af/h76-clock-price/runs/sustain-20261201T032903Z",
+                "microbench-20261201T033439Z"
+            ]
+        );
         assert!(c.range.0 > 0.97 && c.range.1 < 1.03, "{c:?}");
         let e = sustained_pin(
             vec![sustained_check_pin(F::Cycles, solo, decode, 0.03)],
