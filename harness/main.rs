@@ -510,47 +510,44 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Each variant (or `cublas`) alone, back to back, for some seconds, the list twice by default: the time, SM clock,
-/// power and energy each settles at under the power cap. `sustain SHAPE SPEC... [--seconds S] [--passes P]`.
-fn sustain(args: &[String]) -> ExitCode {
-    let mut seconds = 4.0;
-    let mut passes = 2;
-    let mut specs = Vec::new();
-    let mut it = args[1..].iter();
+/// `sustain`'s arguments after the shape: the specs, `--seconds S` (above 0, at most 60; default 4) and
+/// `--passes P` (1 to 10; default 2).
+fn sustain_options(args: &[String]) -> Result<(Vec<String>, f64, usize), String> {
+    let (mut seconds, mut passes, mut specs) = (4.0, 2, Vec::new());
+    let mut it = args.iter();
     while let Some(a) = it.next() {
-        let number = |what: &str, v: Option<&String>| -> Option<f64> {
-            let parsed = v.and_then(|v| v.parse::<f64>().ok()).filter(|x| *x > 0.0);
-            if parsed.is_none() {
-                eprintln!("{what} takes a positive number");
-            }
-            parsed
-        };
         match a.as_str() {
-            "--seconds" => match number("--seconds", it.next()) {
-                Some(s) if s <= 60.0 => seconds = s,
-                Some(_) => {
-                    eprintln!("--seconds is at most 60 (a run this long settles; the rest costs device time)");
-                    return ExitCode::from(2);
-                }
-                None => return ExitCode::from(2),
+            "--seconds" => match it.next().and_then(|v| v.parse::<f64>().ok()) {
+                Some(s) if s > 0.0 && s <= 60.0 => seconds = s,
+                _ => return Err("--seconds takes a number of seconds above 0 and at most 60 (a run this long settles; more costs device time)".into()),
             },
-            "--passes" => match number("--passes", it.next()) {
-                Some(p) if p.fract() == 0.0 && p <= 10.0 => passes = p as usize,
-                _ => {
-                    eprintln!("--passes takes a whole number from 1 to 10");
-                    return ExitCode::from(2);
-                }
+            "--passes" => match it.next().and_then(|v| v.parse::<usize>().ok()) {
+                Some(p) if (1..=10).contains(&p) => passes = p,
+                _ => return Err("--passes takes a whole number from 1 to 10".into()),
             },
             _ => specs.push(a.clone()),
         }
     }
+    if specs.is_empty() {
+        return Err("sustain needs at least one variant spec (a rung, `auto` or `cublas`)".into());
+    }
+    Ok((specs, seconds, passes))
+}
+
+/// Each variant (or `cublas`) alone, back to back, for some seconds, the list twice by default: the time, SM clock
+/// (NVML's and, with `clock_probe=1`, the kernel's own), power and energy each settles at under sustained load.
+/// `sustain SHAPE SPEC... [--seconds S] [--passes P]`.
+fn sustain(args: &[String]) -> ExitCode {
+    let (specs, seconds, passes) = match sustain_options(&args[1..]) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     let Some(shape) = shape_arg(&args[0]) else {
         return ExitCode::from(2);
     };
-    if specs.is_empty() {
-        eprintln!("sustain needs at least one variant spec (a rung, `auto` or `cublas`)");
-        return ExitCode::from(2);
-    }
     let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s, &shape)).collect();
     let variants = match parsed {
         Ok(p) => p,
@@ -644,5 +641,37 @@ fn build(args: &[String]) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sustain_options;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn sustain_options_default_and_name_their_limits() {
+        assert_eq!(
+            sustain_options(&args("cublas rung10")).unwrap(),
+            (args("cublas rung10"), 4.0, 2)
+        );
+        assert_eq!(
+            sustain_options(&args("rung10 --seconds 2.5 --passes 3")).unwrap(),
+            (args("rung10"), 2.5, 3)
+        );
+        for (bad, says) in [
+            ("rung10 --seconds 0", "above 0 and at most 60"),
+            ("rung10 --seconds 61", "at most 60"),
+            ("rung10 --seconds", "--seconds takes"),
+            ("rung10 --passes 0", "from 1 to 10"),
+            ("rung10 --passes 1.5", "whole number"),
+            ("--seconds 3", "at least one variant spec"),
+        ] {
+            let e = sustain_options(&args(bad)).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }
