@@ -1,8 +1,9 @@
 //! One variant launched back to back for seconds, alone: the time, SM clock, power and energy it settles at under
-//! the card's power cap. Paired rounds (timing.rs) keep both sides in one clock state on purpose, so they cannot
-//! show that one kernel holds a higher clock than another; this can (issue 10: a kernel that moves fewer bytes
-//! per FLOP may run at a higher clock under the cap, and that is part of its speed). Not a paired verdict: two
-//! sustained runs compare only within one process, one after the other, and a second pass shows the drift.
+//! sustained load. Paired rounds (timing.rs) keep both sides in one clock state on purpose, so they cannot show one
+//! kernel holding a higher clock than another; this can (issue 10: a kernel that moves fewer bytes per FLOP may run
+//! at a higher clock, and that is part of its speed). NVML's SM clock is not the clock a tensor-bound kernel runs at
+//! (H75), so a `clock_probe=1` kernel's own reading is kept beside it. Not a paired verdict: two sustained runs
+//! compare only within one process, one after the other, and a second pass shows the drift.
 
 use crate::error::Result;
 use crate::gpu::compile;
@@ -27,8 +28,8 @@ pub struct Sample {
     /// The clock the batch's last launch measured itself (`clock_probe=1` kernels): cycles over nanoseconds.
     #[serde(default)]
     pub probed_mhz: Option<f64>,
-    /// The clock one thread measured right after the batch, back to back with it (kernels/clock_after.cu): any
-    /// variant, cuBLAS too.
+    /// The clock one thread measured right after the batch, back to back with it (kernels/clock_after.cu), for any
+    /// variant, cuBLAS too. Not the clock the batch ran at: the slowdown lifts within microseconds (H77).
     #[serde(default)]
     pub after_mhz: Option<f64>,
     pub power_w: Option<f64>,
