@@ -1,7 +1,8 @@
 // clock_after.cu: the SM clock right after the kernels before it in the stream, measured by one thread: its SM's
 // cycles between two edges of the global timer SPAN_NS or more apart. Counting from edge to edge keeps the timer's
-// update step out of the ratio. Launched back to back after a GEMM batch (sustain), so that it reads the clock
-// state the batch left, including cuBLAS's, whose kernels cannot carry a probe of their own.
+// update step out of the ratio. Launched back to back after a GEMM batch (sustain), it was meant to read the clock
+// state the batch left, cuBLAS's too, whose kernels carry no probe; H77 found it reads 19-27% above the clock the
+// batch ran at (the slowdown under tensor-core load lifts within microseconds), so it shows that, and no more.
 
 extern "C" __global__ void clock_after(u64* out, u64 span_ns) {
   const u64 t0 = global_timer_ns();
