@@ -431,10 +431,18 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
 }
 
 /// A variant spec on the command line: `cublas`, `auto` (resolved for the shape, see harness/kernel/dispatch.rs),
-/// or a rung with switches.
+/// `stream` (the read floor, harness/kernel/stream.rs) with its switches, or a rung with switches.
 fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);
+    }
+    if let Some(stream) = harness::kernel::stream::StreamConfig::parse(s) {
+        return stream
+            .map(|config| VariantSpec::Stream {
+                name: config.label(),
+                config,
+            })
+            .map_err(|e| e.to_string());
     }
     if s.eq_ignore_ascii_case("auto") {
         let (label, config) =
@@ -611,11 +619,13 @@ fn build(args: &[String]) -> ExitCode {
         .unwrap_or(DType::F16);
     let mut ok = true;
     for spec in args.iter().filter(|a| DType::parse(a).is_none()) {
-        let built = harness::kernel::ladder::parse_spec(spec)
-            .and_then(|config| config.validate().map(|_| config))
-            .and_then(|config| {
-                harness::gpu::compile::compile(spec, &source::gemm_program(&config, dtype))
-            });
+        let program = match harness::kernel::stream::StreamConfig::parse(spec) {
+            Some(stream) => stream.map(|config| config.program()),
+            None => harness::kernel::ladder::parse_spec(spec)
+                .and_then(|config| config.validate().map(|_| config))
+                .map(|config| source::gemm_program(&config, dtype)),
+        };
+        let built = program.and_then(|p| harness::gpu::compile::compile(spec, &p));
         match built {
             Ok(compiled) => {
                 let r = &compiled.report;

@@ -36,6 +36,7 @@ fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
                 (format!("{name}::checksum"), config.program(true)),
             ]
         }
+        VariantSpec::Stream { name, config } => vec![(name.clone(), config.program())],
     }
 }
 

@@ -1,5 +1,6 @@
 //! The kernels and their switches: configurations and their validation, the ladder of rungs, the shapes, the
-//! kernel source as compiled (and as `show` prints it), and the variants a trial times (GEMM, load path).
+//! kernel source as compiled (and as `show` prints it), and the variants a trial times (GEMM, load path, read
+//! floor).
 
 pub mod config;
 pub mod dispatch;
@@ -7,6 +8,7 @@ pub mod ladder;
 pub mod loadpath;
 pub mod problem;
 pub mod source;
+pub mod stream;
 pub mod switches;
 pub mod tile_order;
 pub mod tma;

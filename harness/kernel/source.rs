@@ -11,6 +11,7 @@ pub const GEMM: &str = include_str!("../../kernels/gemm.cu");
 pub const UTIL: &str = include_str!("../../kernels/util.cu");
 pub const LOAD_PATH: &str = include_str!("../../kernels/load_path.cu");
 pub const CLOCK_AFTER: &str = include_str!("../../kernels/clock_after.cu");
+pub const STREAM_READ: &str = include_str!("../../kernels/stream_read.cu");
 
 /// Defines, then the primitives header, then the kernel: what NVRTC compiles.
 pub fn program(defines: &[(&str, String)], kernel: &str) -> String {

@@ -27,6 +27,9 @@ pub const COPY_FLOOR_TB_S: f64 = 4.30;
 /// Load-path kernels: bytes landed in shared memory per second.
 pub const FILL_RATE: &str = "shared-memory fill";
 
+/// The read-floor kernel: bytes of A and B read per second (H79).
+pub const READ_RATE: &str = "read rate";
+
 fn measure(name: &str, value: f64, unit: &str) -> Measure {
     Measure {
         name: name.into(),
@@ -53,16 +56,25 @@ pub fn load_path(us: f64, bytes: f64) -> Vec<Measure> {
     ]
 }
 
+/// What the read-floor kernel that reads `bytes` (A and B) in `us` achieved.
+pub fn read_floor(us: f64, bytes: f64) -> Vec<Measure> {
+    vec![
+        measure(TIME, us, "us"),
+        measure(READ_RATE, bytes / (us * 1e-6) / 1e12, "TB/s"),
+    ]
+}
+
 /// The value of the measure called `name`, if it was taken.
 pub fn find(measures: &[Measure], name: &str) -> Option<f64> {
     measures.iter().find(|m| m.name == name).map(|m| m.value)
 }
 
-/// The headline rate (throughput for GEMMs, fill rate for load paths), with its unit.
+/// The headline rate (throughput for GEMMs, fill rate for load paths, read rate for the read floor), with its
+/// unit.
 pub fn headline(measures: &[Measure]) -> Option<&Measure> {
     measures
         .iter()
-        .find(|m| m.name == THROUGHPUT || m.name == FILL_RATE)
+        .find(|m| m.name == THROUGHPUT || m.name == FILL_RATE || m.name == READ_RATE)
 }
 
 /// The measures of a stored record (flattened into it): its own list, or, in a record written before measures

@@ -11,6 +11,7 @@ use crate::gpu::compile::ResourceReport;
 use crate::kernel::config::GemmConfig;
 use crate::kernel::loadpath::LoadPathConfig;
 use crate::kernel::problem::{DType, Shape};
+use crate::kernel::stream::StreamConfig;
 use crate::measure::check::CheckReport;
 use crate::measure::measures::{self, Measure};
 use crate::measure::stats::Estimate;
@@ -32,6 +33,11 @@ pub enum VariantSpec {
         name: String,
         config: LoadPathConfig,
     },
+    /// The read-floor kernel (A and B read once, no MMA, no shared memory).
+    Stream {
+        name: String,
+        config: StreamConfig,
+    },
 }
 
 impl VariantSpec {
@@ -44,7 +50,9 @@ impl VariantSpec {
     pub fn name(&self) -> String {
         match self {
             VariantSpec::Cublas => "cuBLAS".into(),
-            VariantSpec::Gemm { name, .. } | VariantSpec::LoadPath { name, .. } => name.clone(),
+            VariantSpec::Gemm { name, .. }
+            | VariantSpec::LoadPath { name, .. }
+            | VariantSpec::Stream { name, .. } => name.clone(),
         }
     }
     /// Checks the variant can run this problem, before anything is allocated.
@@ -53,6 +61,7 @@ impl VariantSpec {
             VariantSpec::Cublas => Ok(()),
             VariantSpec::Gemm { config, .. } => config.validate_shape(shape),
             VariantSpec::LoadPath { config, .. } => config.validate_shape(shape),
+            VariantSpec::Stream { config, .. } => config.validate_shape(shape),
         }
     }
 }
@@ -222,7 +231,7 @@ pub struct VariantRecord {
     pub check: Option<CheckReport>,
     /// Timed variants: time, throughput and bandwidth (GEMMs) or fill rate (load paths).
     pub measures: Vec<Measure>,
-    /// Load-path kernels: staged-bytes checksum (got, expected).
+    /// Load-path and read-floor kernels: the checksum of the bytes loaded (got, expected).
     pub checksum: Option<(u64, u64)>,
 }
 

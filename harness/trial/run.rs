@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
 use crate::kernel::problem::{DType, Shape};
+use crate::kernel::stream::StreamConfig;
 use crate::measure::check;
 use crate::measure::cublas_choice::choose_cublas_path;
 use crate::measure::measures::{self, Measure};
@@ -12,7 +13,7 @@ use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
 use crate::measure::stats;
 use crate::measure::timing::{self, Comparison, RoundOperands};
-use crate::measure::variant::{GemmKernel, LoadPathKernel, Variant};
+use crate::measure::variant::{GemmKernel, LoadPathKernel, StreamKernel, Variant};
 use crate::settings::Settings;
 use crate::trial::expect::Caught;
 use crate::trial::job::{Job, Observed, SweepRow, TrialRecord, VariantRecord, VariantSpec};
@@ -87,6 +88,7 @@ enum BoundVariant<'a> {
     Cublas,
     Gemm(GemmKernel<'a>),
     LoadPath(LoadPathKernel<'a>),
+    Stream(StreamKernel<'a>),
 }
 
 impl<'a> BoundVariant<'a> {
@@ -103,6 +105,9 @@ impl<'a> BoundVariant<'a> {
             VariantSpec::LoadPath { name, config } => {
                 BoundVariant::LoadPath(LoadPathKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
             }
+            VariantSpec::Stream { name, config } => {
+                BoundVariant::Stream(StreamKernel::new(&ctx.gpu, name, config, ops)?)
+            }
         })
     }
 
@@ -115,6 +120,7 @@ impl<'a> BoundVariant<'a> {
             )),
             (BoundVariant::Gemm(k), _) => Ok(k),
             (BoundVariant::LoadPath(k), _) => Ok(k),
+            (BoundVariant::Stream(k), _) => Ok(k),
         }
     }
 
@@ -155,6 +161,11 @@ impl<'a> BoundVariant<'a> {
                 r
             }
             BoundVariant::LoadPath(k) => {
+                let mut r = record(k.label(), None);
+                r.checksum = Some(k.check(gpu, util)?);
+                r
+            }
+            BoundVariant::Stream(k) => {
                 let mut r = record(k.label(), None);
                 r.checksum = Some(k.check(gpu, util)?);
                 r
@@ -202,7 +213,7 @@ fn problem(r: &VariantRecord) -> Option<(Caught, String)> {
         Some((got, want)) if got != want => Some((
             Caught::WrongValues,
             format!(
-                "{}: staged-bytes checksum {got} differs from the expected {want}",
+                "{}: the checksum of the bytes it loaded, {got}, differs from the expected {want}",
                 r.name
             ),
         )),
@@ -411,23 +422,21 @@ fn flags_for(cmp: &Comparison, noise_floor: f64) -> Vec<String> {
 }
 
 /// What a variant that takes `us` per launch achieved: GEMMs their throughput and effective bandwidth, load
-/// paths the rate they fill shared memory.
-fn measures_of(us: f64, shape: &Shape, landed: Option<f64>) -> Vec<Measure> {
-    match landed {
-        Some(bytes) => measures::load_path(us, bytes),
-        None => measures::gemm(us, shape),
-    }
-}
-
-fn with_time(r: &mut VariantRecord, us: f64, shape: &Shape, landed: Option<f64>) {
-    r.measures = measures_of(us, shape, landed);
-}
-
-fn landed(spec: &VariantSpec, shape: &Shape) -> Option<f64> {
+/// paths the rate they fill shared memory, the read floor the rate it reads A and B.
+fn measures_of(us: f64, shape: &Shape, spec: &VariantSpec) -> Vec<Measure> {
     match spec {
-        VariantSpec::LoadPath { config, .. } => Some(config.bytes_per_launch(shape)),
-        _ => None,
+        VariantSpec::LoadPath { config, .. } => {
+            measures::load_path(us, config.bytes_per_launch(shape))
+        }
+        VariantSpec::Stream { .. } => {
+            measures::read_floor(us, StreamConfig::bytes_per_launch(shape))
+        }
+        _ => measures::gemm(us, shape),
     }
+}
+
+fn with_time(r: &mut VariantRecord, us: f64, shape: &Shape, spec: &VariantSpec) {
+    r.measures = measures_of(us, shape, spec);
 }
 
 fn compare_job(
@@ -457,18 +466,8 @@ fn compare_job(
         });
     }
     let cmp = compare_in_rounds(ctx, &util, shape, dtype, specs, path)?;
-    with_time(
-        &mut records[0],
-        cmp.baseline_median_us,
-        shape,
-        landed(specs[0], shape),
-    );
-    with_time(
-        &mut records[1],
-        cmp.candidate_median_us,
-        shape,
-        landed(specs[1], shape),
-    );
+    with_time(&mut records[0], cmp.baseline_median_us, shape, specs[0]);
+    with_time(&mut records[1], cmp.candidate_median_us, shape, specs[1]);
     let mut record = base(Observed::Compared(cmp.estimate.clone()));
     record
         .flags
@@ -539,7 +538,7 @@ fn sweep_job(
             (row, cmp.candidate_median_us, spec),
         ] {
             if rows[r].measures.is_empty() {
-                rows[r].measures = measures_of(us, shape, landed(s, shape));
+                rows[r].measures = measures_of(us, shape, s);
             }
         }
         rows[row].relative_time = Some(relative.exp());
