@@ -1093,3 +1093,41 @@ fn spec_pair(
         expectation,
     )
 }
+
+/// The skinny kernel (H80): correct against cuBLAS in both types, at partial row blocks (N = 8200), a last k-step
+/// of one 16-byte chunk (K = 8200), partial token tiles, and each token-tile count.
+pub(crate) fn skinny_correct() -> Vec<GpuTrial> {
+    use harness::kernel::skinny::SkinnyConfig;
+    let skinny = |tiles: u32| {
+        let config = SkinnyConfig {
+            token_tiles: tiles,
+            ..SkinnyConfig::default()
+        };
+        VariantSpec::Skinny {
+            name: config.label(),
+            config,
+        }
+    };
+    let mut out = Vec::new();
+    for dtype in [DType::F16, DType::BF16] {
+        for (s, tiles) in [
+            ("decode_m1", 1),
+            ("decode_m8", 1),
+            ("7x8200x8200", 1),
+            ("13x1000x4104", 2),
+            ("decode_m32", 4),
+            ("1x28672x8192", 1),
+        ] {
+            out.push(correct(
+                &format!(
+                    "beyond::skinny_correct::{}::tiles{tiles}::{s}",
+                    dtype.name()
+                ),
+                skinny(tiles),
+                s,
+                dtype,
+            ));
+        }
+    }
+    out
+}

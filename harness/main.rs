@@ -431,10 +431,19 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
 }
 
 /// A variant spec on the command line: `cublas`, `auto` (resolved for the shape, see harness/kernel/dispatch.rs),
-/// `stream` (the read floor, harness/kernel/stream.rs) with its switches, or a rung with switches.
+/// `stream` (the read floor, harness/kernel/stream.rs) or `skinny` (harness/kernel/skinny.rs) with their switches, or
+/// a rung with switches.
 fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);
+    }
+    if let Some(skinny) = harness::kernel::skinny::SkinnyConfig::parse(s) {
+        return skinny
+            .map(|config| VariantSpec::Skinny {
+                name: config.label(),
+                config,
+            })
+            .map_err(|e| e.to_string());
     }
     if let Some(stream) = harness::kernel::stream::StreamConfig::parse(s) {
         return stream
@@ -619,9 +628,13 @@ fn build(args: &[String]) -> ExitCode {
         .unwrap_or(DType::F16);
     let mut ok = true;
     for spec in args.iter().filter(|a| DType::parse(a).is_none()) {
-        let program = match harness::kernel::stream::StreamConfig::parse(spec) {
-            Some(stream) => stream.map(|config| config.program()),
-            None => harness::kernel::ladder::parse_spec(spec)
+        let program = match (
+            harness::kernel::stream::StreamConfig::parse(spec),
+            harness::kernel::skinny::SkinnyConfig::parse(spec),
+        ) {
+            (Some(stream), _) => stream.map(|config| config.program()),
+            (_, Some(skinny)) => skinny.map(|config| config.program(dtype)),
+            _ => harness::kernel::ladder::parse_spec(spec)
                 .and_then(|config| config.validate().map(|_| config))
                 .map(|config| source::gemm_program(&config, dtype)),
         };

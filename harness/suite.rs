@@ -37,6 +37,9 @@ fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
             ]
         }
         VariantSpec::Stream { name, config } => vec![(name.clone(), config.program())],
+        VariantSpec::Skinny { name, config } => {
+            vec![(format!("{name}::{}", dtype.name()), config.program(dtype))]
+        }
     }
 }
 

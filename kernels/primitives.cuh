@@ -338,6 +338,39 @@ __device__ __forceinline__ u32 movmatrix_trans(u32 a) {
   return d;
 }
 
+// One 16x8x16 MMA on the tensor cores from registers (mma.sync, a warp): d += a * b with fp32 accumulators. a: rows
+// lane/4 and +8 of a 16x16 tile, b: column lane/4 of a 16x8 tile, each register two 16-bit values along k.
+__device__ __forceinline__ void mma_16x8x16(float (&d)[4], u32 a0, u32 a1, u32 a2, u32 a3, u32 b0, u32 b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." WGMMA_AB "." WGMMA_AB ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// 16 bytes from global memory through the read-only path, not kept in L1 (data read once); with `policy` from
+// l2_evict_first_policy, also first to leave L2; `_cached` keeps them in L1 (data every warp reads). Volatile, so
+// that loads written before the code that uses them are issued before it: the compiler would otherwise move each
+// next to its use and leave one in flight at a time.
+__device__ __forceinline__ uint4 ld_global_nc_v4(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ uint4 ld_global_nc_v4_hint(const void* p, u64 policy) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p), "l"(policy));
+  return v;
+}
+__device__ __forceinline__ uint4 ld_global_nc_v4_cached(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
 // Two fp32 values rounded to the 16-bit type and packed, the first in the low half.
 __device__ __forceinline__ u32 pack2(float lo, float hi) {
   u32 r;

@@ -7,21 +7,17 @@
 //             set-up
 
 __device__ __forceinline__ uint4 stream_load(const uint4* p, u64 policy) {
-  uint4 v;
 #if SR_HINT == 0
   (void)policy;
-  asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  uint4 v;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
 #elif SR_HINT == 1
   (void)policy;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
+  return ld_global_nc_v4(p);
 #else
-  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p), "l"(policy));
+  return ld_global_nc_v4_hint(p, policy);
 #endif
-  return v;
 }
 
 __device__ __forceinline__ u32 halves(u32 w) { return (w & 0xFFFFu) + (w >> 16); }

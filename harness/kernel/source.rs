@@ -12,6 +12,7 @@ pub const UTIL: &str = include_str!("../../kernels/util.cu");
 pub const LOAD_PATH: &str = include_str!("../../kernels/load_path.cu");
 pub const CLOCK_AFTER: &str = include_str!("../../kernels/clock_after.cu");
 pub const STREAM_READ: &str = include_str!("../../kernels/stream_read.cu");
+pub const SKINNY: &str = include_str!("../../kernels/skinny.cu");
 
 /// Defines, then the primitives header, then the kernel: what NVRTC compiles.
 pub fn program(defines: &[(&str, String)], kernel: &str) -> String {

@@ -9,7 +9,7 @@ use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::problem::{DType, Tolerance};
 use crate::measure::operands::{GuardedOutput, Operands, UtilKernels};
 use crate::measure::reference::{Cublas, CublasPath};
-use crate::measure::variant::GemmKernel;
+use crate::measure::variant::IntoOutput;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -117,7 +117,7 @@ pub fn check(
     operands: &Operands,
     cublas: &Cublas,
     hang: &HangWatch,
-    kernel: &GemmKernel,
+    kernel: &dyn IntoOutput,
     seed: u64,
 ) -> Result<CheckReport> {
     let shape = &operands.shape;

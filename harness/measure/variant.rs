@@ -10,6 +10,7 @@ use crate::gpu::launch::{launch, max_active_clusters, Kernel, LaunchShape};
 use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::config::GemmConfig;
 use crate::kernel::loadpath::{LoadPathConfig, ROWS};
+use crate::kernel::skinny::SkinnyConfig;
 use crate::kernel::source;
 use crate::kernel::stream::StreamConfig;
 use crate::kernel::tile_order;
@@ -25,6 +26,13 @@ pub trait Variant {
     fn probed_clock_mhz(&self, _gpu: &Gpu) -> Result<Option<f64>> {
         Ok(None)
     }
+}
+
+/// A variant that computes the GEMM: it can write into a correctness check's guarded output.
+pub trait IntoOutput {
+    /// Enqueues one GEMM on operand set `set`'s A and B into `out` (its padded rows included in the stride, so a
+    /// store past column N lands in the guard columns).
+    fn launch_into(&self, gpu: &Gpu, set: usize, out: &GuardedOutput) -> Result<()>;
 }
 
 /// A ladder configuration, compiled, loaded and bound to a problem's operand sets.
@@ -190,10 +198,11 @@ impl GemmKernel<'_> {
         ];
         unsafe { launch(gpu, &self.kernel, self.shape, &mut params) }
     }
+}
 
-    /// Enqueues one GEMM on operand set `set`'s A and B into a correctness check's guarded output (its padded
-    /// rows included in the C map's stride, so a store past column N lands in the guard columns).
-    pub fn launch_into(&self, gpu: &Gpu, set: usize, out: &GuardedOutput) -> Result<()> {
+impl IntoOutput for GemmKernel<'_> {
+    fn launch_into(&self, gpu: &Gpu, set: usize, out: &GuardedOutput) -> Result<()> {
+        // The C map is encoded with the guarded output's stride.
         let shape = &self.operands.shape;
         let params = tma::output(shape.m, shape.n, out.ldc)?;
         let map = tma::encode(&params, out.c(), self.operands.dtype)?;
@@ -389,6 +398,68 @@ impl Variant for StreamKernel<'_> {
         );
         let mut params = crate::kernel_params![&mut a, &mut a16, &mut b, &mut b16, &mut sum];
         unsafe { launch(gpu, &self.kernel, self.shape, &mut params) }
+    }
+}
+
+/// The skinny GEMM bound to a problem's operand sets.
+pub struct SkinnyKernel<'a> {
+    pub label: String,
+    pub config: SkinnyConfig,
+    pub report: ResourceReport,
+    kernel: Kernel,
+    operands: &'a Operands,
+    shape: LaunchShape,
+}
+
+impl<'a> SkinnyKernel<'a> {
+    pub fn new(
+        gpu: &Gpu,
+        label: &str,
+        config: &SkinnyConfig,
+        operands: &'a Operands,
+    ) -> Result<Self> {
+        let shape = &operands.shape;
+        config.validate_shape(shape)?;
+        let compiled = compile::compile(label, &config.program(operands.dtype))?;
+        Ok(SkinnyKernel {
+            label: label.to_string(),
+            config: config.clone(),
+            report: compiled.report.clone(),
+            kernel: Kernel::load(gpu, &compiled, "skinny_kernel")?,
+            operands,
+            shape: LaunchShape {
+                grid: config.grid(shape),
+                block: config.threads(),
+                smem: 0,
+                cluster: 1,
+                pdl: config.pdl,
+            },
+        })
+    }
+
+    fn enqueue(&self, gpu: &Gpu, set: usize, c: u64, ldc: usize) -> Result<()> {
+        let s = &self.operands.shape;
+        let ops = &self.operands.sets[set];
+        let (mut a, mut b, mut c, mut ldc) = (ops.a.ptr(), ops.b.ptr(), c, ldc as i32);
+        let (mut m, mut n, mut k) = (s.m as i32, s.n as i32, s.k as i32);
+        let mut params =
+            crate::kernel_params![&mut a, &mut b, &mut c, &mut ldc, &mut m, &mut n, &mut k];
+        unsafe { launch(gpu, &self.kernel, self.shape, &mut params) }
+    }
+}
+
+impl Variant for SkinnyKernel<'_> {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+    fn launch(&self, gpu: &Gpu, set: usize) -> Result<()> {
+        self.enqueue(gpu, set, self.operands.sets[set].c(), self.operands.shape.n)
+    }
+}
+
+impl IntoOutput for SkinnyKernel<'_> {
+    fn launch_into(&self, gpu: &Gpu, set: usize, out: &GuardedOutput) -> Result<()> {
+        self.enqueue(gpu, set, out.c(), out.ldc)
     }
 }
 

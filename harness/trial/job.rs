@@ -11,6 +11,7 @@ use crate::gpu::compile::ResourceReport;
 use crate::kernel::config::GemmConfig;
 use crate::kernel::loadpath::LoadPathConfig;
 use crate::kernel::problem::{DType, Shape};
+use crate::kernel::skinny::SkinnyConfig;
 use crate::kernel::stream::StreamConfig;
 use crate::measure::check::CheckReport;
 use crate::measure::measures::{self, Measure};
@@ -38,6 +39,11 @@ pub enum VariantSpec {
         name: String,
         config: StreamConfig,
     },
+    /// The skinny GEMM for a few tokens (mma.sync fed straight from 16-byte loads).
+    Skinny {
+        name: String,
+        config: SkinnyConfig,
+    },
 }
 
 impl VariantSpec {
@@ -52,7 +58,8 @@ impl VariantSpec {
             VariantSpec::Cublas => "cuBLAS".into(),
             VariantSpec::Gemm { name, .. }
             | VariantSpec::LoadPath { name, .. }
-            | VariantSpec::Stream { name, .. } => name.clone(),
+            | VariantSpec::Stream { name, .. }
+            | VariantSpec::Skinny { name, .. } => name.clone(),
         }
     }
     /// Checks the variant can run this problem, before anything is allocated.
@@ -62,6 +69,7 @@ impl VariantSpec {
             VariantSpec::Gemm { config, .. } => config.validate_shape(shape),
             VariantSpec::LoadPath { config, .. } => config.validate_shape(shape),
             VariantSpec::Stream { config, .. } => config.validate_shape(shape),
+            VariantSpec::Skinny { config, .. } => config.validate_shape(shape),
         }
     }
 }

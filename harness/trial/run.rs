@@ -13,7 +13,7 @@ use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
 use crate::measure::stats;
 use crate::measure::timing::{self, Comparison, RoundOperands};
-use crate::measure::variant::{GemmKernel, LoadPathKernel, StreamKernel, Variant};
+use crate::measure::variant::{GemmKernel, LoadPathKernel, SkinnyKernel, StreamKernel, Variant};
 use crate::settings::Settings;
 use crate::trial::expect::Caught;
 use crate::trial::job::{Job, Observed, SweepRow, TrialRecord, VariantRecord, VariantSpec};
@@ -89,6 +89,7 @@ enum BoundVariant<'a> {
     Gemm(GemmKernel<'a>),
     LoadPath(LoadPathKernel<'a>),
     Stream(StreamKernel<'a>),
+    Skinny(SkinnyKernel<'a>),
 }
 
 impl<'a> BoundVariant<'a> {
@@ -108,6 +109,9 @@ impl<'a> BoundVariant<'a> {
             VariantSpec::Stream { name, config } => {
                 BoundVariant::Stream(StreamKernel::new(&ctx.gpu, name, config, ops)?)
             }
+            VariantSpec::Skinny { name, config } => {
+                BoundVariant::Skinny(SkinnyKernel::new(&ctx.gpu, name, config, ops)?)
+            }
         })
     }
 
@@ -121,6 +125,7 @@ impl<'a> BoundVariant<'a> {
             (BoundVariant::Gemm(k), _) => Ok(k),
             (BoundVariant::LoadPath(k), _) => Ok(k),
             (BoundVariant::Stream(k), _) => Ok(k),
+            (BoundVariant::Skinny(k), _) => Ok(k),
         }
     }
 
@@ -168,6 +173,20 @@ impl<'a> BoundVariant<'a> {
             BoundVariant::Stream(k) => {
                 let mut r = record(k.label(), None);
                 r.checksum = Some(k.check(gpu, util)?);
+                r
+            }
+            BoundVariant::Skinny(k) => {
+                let mut r = record(k.label(), None);
+                r.resources = Some(k.report.clone());
+                r.check = Some(check::check(
+                    gpu,
+                    util,
+                    ops,
+                    cublas,
+                    &ctx.hang,
+                    k,
+                    ctx.seeds.next(),
+                )?);
                 r
             }
         })
