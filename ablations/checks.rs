@@ -255,5 +255,26 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
             DType::F16,
         )
     });
-    rungs.chain(auto_kernels).chain(switches).collect()
+    // The skinny kernel (H80) takes at most 32 tokens: four token tiles, a partial one, a partial block of weight
+    // rows (N = 520) and a last k-step of one chunk (K = 520).
+    let skinny = {
+        let config = harness::kernel::skinny::SkinnyConfig {
+            token_tiles: 4,
+            ..Default::default()
+        };
+        correct(
+            "sanitize::skinny::27x520x520",
+            VariantSpec::Skinny {
+                name: config.label(),
+                config,
+            },
+            "27x520x520",
+            DType::F16,
+        )
+    };
+    rungs
+        .chain(auto_kernels)
+        .chain(switches)
+        .chain(std::iter::once(skinny))
+        .collect()
 }

@@ -21,7 +21,7 @@ mod steps;
 
 use checks::{any_m, faults, noise, reference_and_dtypes, reliability, sanitize};
 use past_seed::past_seed;
-use small_m::{auto_correct, pdl, skinny_correct, small_m};
+use small_m::{auto_correct, pdl, skinny, skinny_correct, small_m};
 use steps::{isolation, steps, switches};
 
 /// Your own hypotheses: a configuration difference and an expected verdict with its reason. Add yours here.
@@ -50,6 +50,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
         pdl(),
         small_m(),
         skinny_correct(),
+        skinny(),
         isolation(),
         switches(),
         reliability(),

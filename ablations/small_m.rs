@@ -2,7 +2,7 @@
 //! evict-first, token tiles, and the other kernels `auto` was built from (ablations/HYPOTHESES.md H18-H31).
 
 use crate::past_seed::past;
-use harness::trial::hypothesis::{configs, correct};
+use harness::trial::hypothesis::{compare, configs, correct};
 use harness::{shape, DType, GemmConfig, GpuTrial, VariantSpec, Verdict};
 
 /// `auto`'s choices checked against cuBLAS where the standard shapes do not reach them: few tokens, odd counts.
@@ -1130,4 +1130,53 @@ pub(crate) fn skinny_correct() -> Vec<GpuTrial> {
         }
     }
     out
+}
+
+/// The skinny kernel against the kernel `auto` runs (H80): the read floor's loads fed straight to mma.sync, 3-7%
+/// faster at M = 1 and 8 and no change at 16 as written; the H200 refuted all three, so each is pinned from the
+/// sweep that did (e7f7856), the hypothesis beside it. With 8 k-steps in flight (a sweep, no hypothesis written
+/// first, 979d348) it ties `auto`'s kernel at M = 1.
+pub(crate) fn skinny() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    use harness::kernel::skinny::SkinnyConfig;
+    use harness::trial::pins::sweep_pin;
+    let h80 = "ablations/HYPOTHESES.md H80: the stream's loads are the MMAs' fragments, with no shared-memory ring, \
+               TMA or barrier between them";
+    [
+        ("skinny", "decode_m1", 1, 4, Some("3-7% faster")),
+        ("skinny", "decode_m8", 1, 4, Some("3-7% faster")),
+        (
+            "skinny",
+            "decode_m16",
+            2,
+            4,
+            Some("no change (two token tiles)"),
+        ),
+        ("skinny_unroll8", "decode_m1", 1, 8, None),
+    ]
+    .into_iter()
+    .map(|(word, s, tiles, unroll, hypothesis)| {
+        let (label, config) = auto_variant(&shape(s), H200_SMS);
+        let skinny = SkinnyConfig {
+            token_tiles: tiles,
+            unroll,
+            ..SkinnyConfig::default()
+        };
+        let pin = sweep_pin(&format!("compare::{}::{label}::{s}", skinny.label()), 0.05);
+        let expectation = match hypothesis {
+            Some(h) => pin.refuting(format!("{h} ({h80})")),
+            None => pin,
+        };
+        compare(
+            &format!("beyond::{word}::{s}"),
+            VariantSpec::gemm(label, config),
+            VariantSpec::Skinny {
+                name: skinny.label(),
+                config: skinny,
+            },
+            s,
+            expectation,
+        )
+    })
+    .collect()
 }

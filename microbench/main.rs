@@ -1,7 +1,7 @@
 //! Isolation microbenchmarks and sweeps: what the seed found by taking the kernel apart, as repeatable trials.
 //!
 //! `cargo test --release --test microbench -- <word>` with word one of load_path, same_tile, mma_only,
-//! epilogue_only, stages, raster, loads_only, stream_only, clock.
+//! epilogue_only, stages, raster, loads_only, stream_only, clock, read_floor.
 
 use harness::kernel::ladder::parse_spec;
 use harness::trial::expect::{Expect, Expectation};
@@ -506,6 +506,99 @@ fn clock_trials() -> Vec<GpuTrial> {
     ]
 }
 
+/// 12. The read floor (H79): a kernel that only reads A and B once (kernels/stream_read.cu).
+///
+/// The floor a weight stream is held against, against `auto`'s kernel at M = 1 and 128 and against its own
+/// switches. Every expectation is H79 as written (each confirmed at ced21d7).
+fn read_floor_trials() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    use harness::kernel::stream::{StreamConfig, StreamHint};
+    let stream = |config: StreamConfig| VariantSpec::Stream {
+        name: config.label(),
+        config,
+    };
+    let floor = || stream(StreamConfig::default());
+    let auto = |s: &str| {
+        let (label, config) = auto_variant(&shape(s), H200_SMS);
+        VariantSpec::gemm(label, config)
+    };
+    // A time ratio from lo to hi, as written: the window of RatioNear is [ratio / (1 + t), ratio * (1 + t)].
+    let between = |lo: f64, hi: f64| {
+        let ratio = (lo * hi).sqrt();
+        Expect::RatioNear {
+            ratio,
+            tolerance: hi / ratio - 1.0,
+        }
+    };
+    let h79 = |expect: Expect, what: &str| {
+        Expectation::hypothesis(expect, format!("ablations/HYPOTHESES.md H79: {what}"))
+    };
+    let with = |change: fn(&mut StreamConfig)| {
+        let mut c = StreamConfig::default();
+        change(&mut c);
+        stream(c)
+    };
+    vec![
+        compare(
+            "read_floor::auto::decode_m1",
+            floor(),
+            auto("decode_m1"),
+            "decode_m1",
+            h79(
+                between(1.05, 1.12),
+                "(b) `auto`'s kernel takes 1.05-1.12 of the read floor's time at M = 1",
+            ),
+        ),
+        compare(
+            "read_floor::auto::decode_m128",
+            floor(),
+            auto("decode_m128"),
+            "decode_m128",
+            h79(
+                between(1.12, 1.25),
+                "(c) `auto`'s kernel takes 1.12-1.25 of it at M = 128 (H73: its loads alone stream 3.56 TB/s there)",
+            ),
+        ),
+        compare(
+            "read_floor::hint::plain::decode_m1",
+            floor(),
+            with(|c| c.hint = StreamHint::Plain),
+            "decode_m1",
+            h79(
+                Expect::Verdict(Verdict::NoChange),
+                "(d) plain loads, without the no-allocate hint: within 2%",
+            ),
+        ),
+        compare(
+            "read_floor::hint::evict_first::decode_m1",
+            floor(),
+            with(|c| c.hint = StreamHint::EvictFirst),
+            "decode_m1",
+            h79(
+                Expect::Verdict(Verdict::NoChange),
+                "(d) an L2 evict-first policy on the loads: within 2%",
+            ),
+        ),
+        compare(
+            "read_floor::pdl::decode_m1",
+            floor(),
+            with(|c| c.pdl = false),
+            "decode_m1",
+            h79(between(1.02, 1.06), "(d) without PDL: 2-6% slower"),
+        ),
+        compare(
+            "read_floor::in_flight::decode_m1",
+            floor(),
+            with(|c| c.unroll = 2),
+            "decode_m1",
+            h79(
+                between(1.03, 1.10),
+                "(d) 2 loads in flight a thread (32 KB an SM), not 8: 3-10% slower",
+            ),
+        ),
+    ]
+}
+
 fn main() -> ExitCode {
     let gpu: Vec<GpuTrial> = [
         load_path_trials(),
@@ -519,6 +612,7 @@ fn main() -> ExitCode {
         m256_intake_trials(),
         m128_isolation_trials(),
         clock_trials(),
+        read_floor_trials(),
     ]
     .into_iter()
     .flatten()

@@ -524,8 +524,26 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// (c204b16, tools/sweeps/h63-one-consumer-whole.txt): the pins of the refuted H63-H66 trials; four-CTA clusters on
 /// decode_attn_out (6521e85, tools/sweeps/h68-cluster4.txt) and at N = 7168 and with stream-K (8bda908,
 /// tools/sweeps/h69-cluster4-fit.txt): the pins of the refuted H68 and H69 trials; `auto` at M = 128 taken apart
-/// and 128 weight rows with stream-K at M = 64-128 (7de3d0a, tools/sweeps/h72-m128.txt): the pins of H72's trials.
-const SWEEPS: [(&str, &str); 34] = [
+/// and 128 weight rows with stream-K at M = 64-128 (7de3d0a, tools/sweeps/h72-m128.txt): the pins of H72's trials;
+/// the skinny kernel against `auto`'s at M = 1, 8 and 16 (e7f7856, tools/sweeps/h80-skinny.txt) and with 8 k-steps
+/// in flight at M = 1 (979d348, tools/sweeps/h80-skinny-2.txt): the pins of `beyond::skinny`.
+const SWEEPS: [(&str, &str); 38] = [
+    (
+        "e7f7856/h80-skinny/runs/compare-20261201T043205Z",
+        include_str!("../../results/h200/e7f7856/h80-skinny/runs/compare-20261201T043205Z.json"),
+    ),
+    (
+        "e7f7856/h80-skinny/runs/compare-20261201T043208Z",
+        include_str!("../../results/h200/e7f7856/h80-skinny/runs/compare-20261201T043208Z.json"),
+    ),
+    (
+        "e7f7856/h80-skinny/runs/compare-20261201T043210Z",
+        include_str!("../../results/h200/e7f7856/h80-skinny/runs/compare-20261201T043210Z.json"),
+    ),
+    (
+        "979d348/h80-skinny-2/runs/compare-20261201T043506Z",
+        include_str!("../../results/h200/979d348/h80-skinny-2/runs/compare-20261201T043506Z.json"),
+    ),
     (
         "7de3d0a/h72-m128/runs/compare-20261201T025200Z",
         include_str!("../../results/h200/7de3d0a/h72-m128/runs/compare-20261201T025200Z.json"),
