@@ -14,6 +14,8 @@
 //   SK_TOKEN_TILES  tiles of 8 tokens (M <= 8 * SK_TOKEN_TILES)
 //   SK_EVICT_FIRST  1: the weights' loads carry an L2 evict-first policy
 //   SK_PDL          1: launched under PDL: wait for the previous grid, then let the next one start its set-up
+//   SK_INTERLEAVE   1: the k-steps dealt to the warps in turns of SK_UNROLL, so that the CTA's warps read one long
+//                   run of each row together (H81); 0: each warp a contiguous slice of K
 // DTYPE_BF16 picks the MMA's input type.
 
 #define SK_ROWS 16
@@ -33,10 +35,15 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS) skinny_kernel(const u16
 #if SK_EVICT_FIRST
   const u64 policy = l2_evict_first_policy();
 #endif
-  // This warp's k-steps.
+  // This warp's k-steps: from s_begin to s_end in strides of s_stride (each SK_UNROLL k-steps at once).
   const int steps = (K + 31) / 32;
+#if SK_INTERLEAVE
+  const int s_begin = warp * SK_UNROLL, s_end = steps, s_stride = SK_SPLIT * SK_UNROLL;
+#else
   const int s_begin = (int)((long long)steps * warp / SK_SPLIT);
   const int s_end = (int)((long long)steps * (warp + 1) / SK_SPLIT);
+  const int s_stride = SK_UNROLL;
+#endif
   // Rows past N and tokens past M read nothing and contribute zeros.
   const bool row_lo = row0 + g < N, row_hi = row0 + g + 8 < N;
   const u16* w_lo = b + (long long)(row0 + g) * K + 8 * q;
@@ -53,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS) skinny_kernel(const u16
   for (int t = 0; t < SK_TOKEN_TILES; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
 
   const uint4 zero = make_uint4(0, 0, 0, 0);
-  for (int s0 = s_begin; s0 < s_end; s0 += SK_UNROLL) {
+  for (int s0 = s_begin; s0 < s_end; s0 += s_stride) {
     uint4 lo[SK_UNROLL], hi[SK_UNROLL], x[SK_UNROLL][SK_TOKEN_TILES];
 #pragma unroll
     for (int u = 0; u < SK_UNROLL; u++) {

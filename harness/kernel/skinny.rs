@@ -22,6 +22,9 @@ pub struct SkinnyConfig {
     pub token_tiles: u32,
     pub evict_first: bool,
     pub pdl: bool,
+    /// k-steps dealt to the warps in turns of `unroll` (one long run of each row read by the CTA's warps together,
+    /// H81), not a contiguous slice of K a warp.
+    pub interleave: bool,
 }
 
 impl Default for SkinnyConfig {
@@ -33,6 +36,7 @@ impl Default for SkinnyConfig {
             token_tiles: 1,
             evict_first: true,
             pdl: true,
+            interleave: false,
         }
     }
 }
@@ -68,10 +72,11 @@ impl SkinnyConfig {
                     "tiles" => c.token_tiles = v,
                     "evict_first" => c.evict_first = flag(v)?,
                     "pdl" => c.pdl = flag(v)?,
+                    "interleave" => c.interleave = flag(v)?,
                     _ => {
                         return config_err(format!(
                             "unknown skinny switch `{key}` in `{spec}`: the switches are split, unroll, tiles, \
-                             evict_first, pdl"
+                             evict_first, pdl, interleave"
                         ))
                     }
                 }
@@ -132,14 +137,17 @@ impl SkinnyConfig {
         Ok(())
     }
 
+    /// The spec that builds it; `interleave` only where set, so that labels measured before it existed still name
+    /// the same kernel.
     pub fn label(&self) -> String {
         format!(
-            "skinny:split={},unroll={},tiles={},evict_first={},pdl={}",
+            "skinny:split={},unroll={},tiles={},evict_first={},pdl={}{}",
             self.split,
             self.unroll,
             self.token_tiles,
             u32::from(self.evict_first),
-            u32::from(self.pdl)
+            u32::from(self.pdl),
+            if self.interleave { ",interleave=1" } else { "" }
         )
     }
 
@@ -160,6 +168,7 @@ impl SkinnyConfig {
             ("SK_TOKEN_TILES", self.token_tiles.to_string()),
             ("SK_EVICT_FIRST", u32::from(self.evict_first).to_string()),
             ("SK_PDL", u32::from(self.pdl).to_string()),
+            ("SK_INTERLEAVE", u32::from(self.interleave).to_string()),
         ]);
         d
     }
@@ -194,6 +203,12 @@ mod tests {
         assert_eq!(
             (c.split, c.unroll, c.token_tiles, c.evict_first, c.pdl),
             (4, 2, 2, false, false)
+        );
+        let i = SkinnyConfig::parse("skinny:interleave=1").unwrap().unwrap();
+        assert!(i.interleave);
+        assert_eq!(
+            i.label(),
+            "skinny:split=8,unroll=4,tiles=1,evict_first=1,pdl=1,interleave=1"
         );
         assert!(SkinnyConfig::parse("stream").is_none());
         assert!(SkinnyConfig::parse("rung10").is_none());
