@@ -1180,3 +1180,38 @@ pub(crate) fn skinny() -> Vec<GpuTrial> {
     })
     .collect()
 }
+
+/// The skinny kernel's k-steps dealt round-robin to its warps, with 8 in flight, against a slice of K a warp (H81:
+/// 2-6% faster, the CTA's warps reading one long run of each row together); refuted (8.5% slower), pinned from the
+/// sweep that refuted it (c026bf9).
+pub(crate) fn skinny_interleave() -> GpuTrial {
+    use harness::kernel::skinny::SkinnyConfig;
+    use harness::trial::pins::sweep_pin;
+    let spec = |interleave: bool| {
+        let config = SkinnyConfig {
+            unroll: 8,
+            interleave,
+            ..SkinnyConfig::default()
+        };
+        VariantSpec::Skinny {
+            name: config.label(),
+            config,
+        }
+    };
+    let (base, cand) = (spec(false), spec(true));
+    let pin = sweep_pin(
+        &format!("compare::{}::{}::decode_m1", cand.name(), base.name()),
+        0.03,
+    );
+    compare(
+        "beyond::skinny_interleave::decode_m1",
+        base,
+        cand,
+        "decode_m1",
+        pin.refuting(
+            "2-6% faster (ablations/HYPOTHESES.md H81: the CTA's 8 warps read one 4 KB run of each row together, \
+             not 8 runs of 512 bytes 2 KB apart)"
+                .to_string(),
+        ),
+    )
+}

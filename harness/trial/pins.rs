@@ -526,8 +526,15 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// tools/sweeps/h69-cluster4-fit.txt): the pins of the refuted H68 and H69 trials; `auto` at M = 128 taken apart
 /// and 128 weight rows with stream-K at M = 64-128 (7de3d0a, tools/sweeps/h72-m128.txt): the pins of H72's trials;
 /// the skinny kernel against `auto`'s at M = 1, 8 and 16 (e7f7856, tools/sweeps/h80-skinny.txt) and with 8 k-steps
-/// in flight at M = 1 (979d348, tools/sweeps/h80-skinny-2.txt): the pins of `beyond::skinny`.
-const SWEEPS: [(&str, &str); 38] = [
+/// in flight at M = 1 (979d348, tools/sweeps/h80-skinny-2.txt): the pins of `beyond::skinny`; its k-steps dealt
+/// round-robin to its warps (c026bf9, tools/sweeps/h81-interleave.txt): the pin of `beyond::skinny_interleave`.
+const SWEEPS: [(&str, &str); 39] = [
+    (
+        "c026bf9/h81-interleave/runs/compare-20261201T044025Z",
+        include_str!(
+            "../../results/h200/c026bf9/h81-interleave/runs/compare-20261201T044025Z.json"
+        ),
+    ),
     (
         "e7f7856/h80-skinny/runs/compare-20261201T043205Z",
         include_str!("../../results/h200/e7f7856/h80-skinny/runs/compare-20261201T043205Z.json"),
