@@ -24,6 +24,12 @@ pub const BANDWIDTH: &str = "effective bandwidth";
 /// fp16 weight (134 MB) at this rate takes 31 us.
 pub const COPY_FLOOR_TB_S: f64 = 4.30;
 
+/// The read floor: a kernel that does nothing but read decode_m1's A and B (134 MB) once, back to back under PDL
+/// (`stream`, kernels/stream_read.cu), measured at 4.07-4.14 TB/s in five calls on four hosts, 4.09 the median
+/// (ced21d7, e7f7856, 979d348, c026bf9: `results/h200/<commit>/h79-read-floor/` and the H80-H81 sweeps; H79). The
+/// `read_floor::` trials measure it again in every microbench run. A GEMM that streams weights cannot go faster.
+pub const READ_FLOOR_TB_S: f64 = 4.09;
+
 /// Load-path kernels: bytes landed in shared memory per second.
 pub const FILL_RATE: &str = "shared-memory fill";
 

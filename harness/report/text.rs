@@ -39,17 +39,19 @@ pub fn check_line(c: &CheckReport) -> String {
     }
 }
 
-/// "190.5 us, throughput 722.1 TFLOP/s, effective bandwidth 1.06 TB/s (25% of the 4.30 TB/s copy floor)": every
-/// measure with its unit, the bandwidth beside the floor it is measured against.
+/// "190.5 us, throughput 722.1 TFLOP/s, effective bandwidth 1.06 TB/s (26% of the 4.09 TB/s read floor, 25% of the
+/// 4.30 TB/s copy)": every measure with its unit, the bandwidth beside the floors it is measured against.
 pub fn measures_line(ms: &[Measure]) -> String {
     ms.iter()
         .map(|m| match m.name.as_str() {
             measures::TIME => format!("{:.1} {}", m.value, m.unit),
             measures::BANDWIDTH => format!(
-                "{} {:.2} {} ({:.0}% of the {:.2} TB/s copy floor)",
+                "{} {:.2} {} ({:.0}% of the {:.2} TB/s read floor, {:.0}% of the {:.2} TB/s copy)",
                 m.name,
                 m.value,
                 m.unit,
+                100.0 * m.value / measures::READ_FLOOR_TB_S,
+                measures::READ_FLOOR_TB_S,
                 100.0 * m.value / measures::COPY_FLOOR_TB_S,
                 measures::COPY_FLOOR_TB_S
             ),
@@ -466,7 +468,9 @@ mod tests {
         let shape = crate::kernel::problem::Shape::new("m1", 1, 8192, 8192);
         let line = super::measures_line(&crate::measure::measures::gemm(42.9, &shape));
         assert!(
-            line.contains("effective bandwidth 3.13 TB/s (73% of the 4.30 TB/s copy floor)"),
+            line.contains(
+                "effective bandwidth 3.13 TB/s (77% of the 4.09 TB/s read floor, 73% of the 4.30 TB/s copy)"
+            ),
             "{line}"
         );
     }
