@@ -766,6 +766,37 @@ pub fn pinned_from_sweep_across_hosts(
     unsettled_across_hosts(trial, &runs, floor, &format!("chosen by {hypothesis};"))
 }
 
+/// Whole-suite microbench runs (one-GPU hosts) that hold a trial pinned from a sweep whose share moved with the
+/// host: 1432bb9's and a827402's. At a827402 `auto`'s MMAs alone at M = 128 (`mma_only::auto::decode_m128`) took
+/// 0.694 [0.674, 0.714] of the whole kernel's time, where 7de3d0a's sweep had measured 0.761 and 1432bb9's suite
+/// 0.740, the kernel's source unchanged since 7de3d0a.
+const MICROBENCH_SUITES: [(&str, &str); 2] = [
+    (
+        "microbench-20261201T033439Z",
+        include_str!("../../results/h200/microbench-20261201T033439Z.json"),
+    ),
+    (
+        "microbench-20261201T044606Z",
+        include_str!("../../results/h200/microbench-20261201T044606Z.json"),
+    ),
+];
+
+/// As `sweep_pin`, with the whole-suite microbench runs of `trial` (`MICROBENCH_SUITES`) beside the sweep: the
+/// window as wide as the hosts disagreed (within `floor` at least).
+pub fn sweep_pin_across_hosts(compare_trial: &str, trial: &str, floor: f64) -> Expectation {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let mut runs = estimates(sweep_runs(), compare_trial);
+    assert!(
+        !runs.is_empty(),
+        "{compare_trial}: no committed sweep holds it"
+    );
+    runs.extend(estimates(
+        PARSED.get_or_init(|| parse(&MICROBENCH_SUITES)),
+        trial,
+    ));
+    pinned_ratio_from(&runs, floor)
+}
+
 /// The committed `compare` sweeps, parsed once.
 fn sweep_runs() -> &'static [(&'static str, Value)] {
     static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
