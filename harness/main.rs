@@ -437,21 +437,8 @@ fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);
     }
-    if let Some(skinny) = harness::kernel::skinny::SkinnyConfig::parse(s) {
-        return skinny
-            .map(|config| VariantSpec::Skinny {
-                name: config.label(),
-                config,
-            })
-            .map_err(|e| e.to_string());
-    }
-    if let Some(stream) = harness::kernel::stream::StreamConfig::parse(s) {
-        return stream
-            .map(|config| VariantSpec::Stream {
-                name: config.label(),
-                config,
-            })
-            .map_err(|e| e.to_string());
+    if let Some(outside) = VariantSpec::outside_ladder(s) {
+        return outside.map_err(|e| e.to_string());
     }
     if s.eq_ignore_ascii_case("auto") {
         let (label, config) =
@@ -628,13 +615,12 @@ fn build(args: &[String]) -> ExitCode {
         .unwrap_or(DType::F16);
     let mut ok = true;
     for spec in args.iter().filter(|a| DType::parse(a).is_none()) {
-        let program = match (
-            harness::kernel::stream::StreamConfig::parse(spec),
-            harness::kernel::skinny::SkinnyConfig::parse(spec),
-        ) {
-            (Some(stream), _) => stream.map(|config| config.program()),
-            (_, Some(skinny)) => skinny.map(|config| config.program(dtype)),
-            _ => harness::kernel::ladder::parse_spec(spec)
+        let program = match VariantSpec::outside_ladder(spec) {
+            Some(outside) => outside.map(|v| {
+                v.outside_ladder_program(dtype)
+                    .expect("a kernel outside the ladder has a program")
+            }),
+            None => harness::kernel::ladder::parse_spec(spec)
                 .and_then(|config| config.validate().map(|_| config))
                 .map(|config| source::gemm_program(&config, dtype)),
         };

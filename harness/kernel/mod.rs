@@ -9,6 +9,7 @@ pub mod loadpath;
 pub mod problem;
 pub mod skinny;
 pub mod source;
+pub mod spec;
 pub mod stream;
 pub mod switches;
 pub mod tile_order;

@@ -2,9 +2,10 @@
 //! from 16-byte loads (H80). On the command line: `skinny` (the defaults) or
 //! `skinny:split=8,unroll=4,tiles=1,evict_first=1,pdl=1`.
 
-use crate::error::{config_err, Error, Result};
+use crate::error::{config_err, Result};
 use crate::kernel::problem::{DType, Shape};
 use crate::kernel::source;
+use crate::kernel::spec::{flag, switches, whole};
 use serde::{Deserialize, Serialize};
 
 /// Weight rows a CTA (mma's 16-row side).
@@ -44,35 +45,17 @@ impl Default for SkinnyConfig {
 impl SkinnyConfig {
     /// `skinny` or `skinny:key=value,...`; None where the spec names something else.
     pub fn parse(spec: &str) -> Option<Result<SkinnyConfig>> {
-        let (head, changes) = spec.split_once(':').unwrap_or((spec, ""));
-        if !head.trim().eq_ignore_ascii_case("skinny") {
-            return None;
-        }
-        let mut c = SkinnyConfig::default();
-        for change in changes.split(',').filter(|s| !s.trim().is_empty()) {
-            let Some((key, value)) = change.split_once('=') else {
-                return Some(config_err(format!(
-                    "`{change}` in `{spec}` is not key=value"
-                )));
-            };
-            let (key, value) = (key.trim(), value.trim());
-            let number = value.parse::<u32>().map_err(|_| {
-                Error::Config(format!("`{key}={value}` in `{spec}`: not a whole number"))
-            });
-            let flag = |v: u32| -> Result<bool> {
-                match v {
-                    0 | 1 => Ok(v == 1),
-                    _ => config_err(format!("`{key}={value}` in `{spec}`: 0 or 1")),
-                }
-            };
-            let set: Result<()> = number.and_then(|v| {
+        let pairs = switches(spec, "skinny")?;
+        Some(pairs.and_then(|pairs| {
+            let mut c = SkinnyConfig::default();
+            for (key, value) in pairs {
                 match key {
-                    "split" => c.split = v,
-                    "unroll" => c.unroll = v,
-                    "tiles" => c.token_tiles = v,
-                    "evict_first" => c.evict_first = flag(v)?,
-                    "pdl" => c.pdl = flag(v)?,
-                    "interleave" => c.interleave = flag(v)?,
+                    "split" => c.split = whole(spec, key, value)?,
+                    "unroll" => c.unroll = whole(spec, key, value)?,
+                    "tiles" => c.token_tiles = whole(spec, key, value)?,
+                    "evict_first" => c.evict_first = flag(spec, key, value)?,
+                    "pdl" => c.pdl = flag(spec, key, value)?,
+                    "interleave" => c.interleave = flag(spec, key, value)?,
                     _ => {
                         return config_err(format!(
                             "unknown skinny switch `{key}` in `{spec}`: the switches are split, unroll, tiles, \
@@ -80,13 +63,9 @@ impl SkinnyConfig {
                         ))
                     }
                 }
-                Ok(())
-            });
-            if let Err(e) = set {
-                return Some(Err(e));
             }
-        }
-        Some(c.validate().map(|_| c))
+            c.validate().map(|_| c)
+        }))
     }
 
     pub fn validate(&self) -> Result<()> {

@@ -2,9 +2,10 @@
 //! else, so that a GEMM's weight stream is held against a measured read rate rather than a copy's (H79).
 //! On the command line: `stream` (the defaults) or `stream:unroll=2,hint=plain,pdl=0,ctas=2,threads=512`.
 
-use crate::error::{config_err, Error, Result};
+use crate::error::{config_err, Result};
 use crate::kernel::problem::{DType, Shape};
 use crate::kernel::source;
+use crate::kernel::spec::{flag, switches, whole};
 use serde::{Deserialize, Serialize};
 
 /// How each 16-byte load is issued.
@@ -67,62 +68,37 @@ const THREADS_PER_SM: u32 = 2048;
 impl StreamConfig {
     /// `stream` or `stream:key=value,...`; None where the spec names something else (a rung).
     pub fn parse(spec: &str) -> Option<Result<StreamConfig>> {
-        let (head, changes) = spec.split_once(':').unwrap_or((spec, ""));
-        if !head.trim().eq_ignore_ascii_case("stream") {
-            return None;
-        }
-        let mut c = StreamConfig::default();
-        for change in changes.split(',').filter(|s| !s.trim().is_empty()) {
-            let Some((key, value)) = change.split_once('=') else {
-                return Some(config_err(format!(
-                    "`{change}` in `{spec}` is not key=value"
-                )));
-            };
-            let (key, value) = (key.trim(), value.trim());
-            let number = || {
-                value.parse::<u32>().map_err(|_| {
-                    Error::Config(format!("`{key}={value}` in `{spec}`: not a whole number"))
-                })
-            };
-            let set: Result<()> = match key {
-                "unroll" => number().map(|v| {
-                    c.unroll = v;
-                }),
-                "threads" => number().map(|v| {
-                    c.threads = v;
-                }),
-                "ctas" => number().map(|v| {
-                    c.ctas_per_sm = v;
-                }),
-                "pdl" => match value {
-                    "0" | "1" => {
-                        c.pdl = value == "1";
-                        Ok(())
-                    }
-                    _ => config_err(format!("`pdl={value}` in `{spec}`: 0 or 1")),
-                },
-                "hint" => match value {
-                    "plain" | "nc" | "evict_first" => {
+        let pairs = switches(spec, "stream")?;
+        Some(pairs.and_then(|pairs| {
+            let mut c = StreamConfig::default();
+            for (key, value) in pairs {
+                match key {
+                    "unroll" => c.unroll = whole(spec, key, value)?,
+                    "threads" => c.threads = whole(spec, key, value)?,
+                    "ctas" => c.ctas_per_sm = whole(spec, key, value)?,
+                    "pdl" => c.pdl = flag(spec, key, value)?,
+                    "hint" => {
                         c.hint = match value {
                             "plain" => StreamHint::Plain,
                             "nc" => StreamHint::NoAllocate,
-                            _ => StreamHint::EvictFirst,
-                        };
-                        Ok(())
+                            "evict_first" => StreamHint::EvictFirst,
+                            _ => {
+                                return config_err(format!(
+                                    "`hint={value}` in `{spec}`: plain, nc or evict_first"
+                                ))
+                            }
+                        }
                     }
-                    _ => config_err(format!(
-                        "`hint={value}` in `{spec}`: plain, nc or evict_first"
-                    )),
-                },
-                _ => config_err(format!(
-                    "unknown stream switch `{key}` in `{spec}`: the switches are unroll, threads, ctas, hint, pdl"
-                )),
-            };
-            if let Err(e) = set {
-                return Some(Err(e));
+                    _ => {
+                        return config_err(format!(
+                            "unknown stream switch `{key}` in `{spec}`: the switches are unroll, threads, ctas, \
+                             hint, pdl"
+                        ))
+                    }
+                }
             }
-        }
-        Some(c.validate().map(|_| c))
+            c.validate().map(|_| c)
+        }))
     }
 
     pub fn validate(&self) -> Result<()> {

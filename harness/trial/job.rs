@@ -62,6 +62,32 @@ impl VariantSpec {
             | VariantSpec::Skinny { name, .. } => name.clone(),
         }
     }
+    /// A kernel outside the ladder named by a command-line spec (`stream...`, `skinny...`), labelled by its full
+    /// spec; None for anything else.
+    pub fn outside_ladder(spec: &str) -> Option<Result<VariantSpec>> {
+        if let Some(skinny) = SkinnyConfig::parse(spec) {
+            return Some(skinny.map(|config| VariantSpec::Skinny {
+                name: config.label(),
+                config,
+            }));
+        }
+        StreamConfig::parse(spec).map(|stream| {
+            stream.map(|config| VariantSpec::Stream {
+                name: config.label(),
+                config,
+            })
+        })
+    }
+
+    /// The program a kernel outside the ladder compiles to (the ladder's: `source::gemm_program`; cuBLAS: none).
+    pub fn outside_ladder_program(&self, dtype: DType) -> Option<String> {
+        match self {
+            VariantSpec::Stream { config, .. } => Some(config.program()),
+            VariantSpec::Skinny { config, .. } => Some(config.program(dtype)),
+            _ => None,
+        }
+    }
+
     /// Checks the variant can run this problem, before anything is allocated.
     pub fn validate(&self, shape: &Shape) -> Result<()> {
         match self {

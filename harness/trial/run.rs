@@ -13,7 +13,9 @@ use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
 use crate::measure::stats;
 use crate::measure::timing::{self, Comparison, RoundOperands};
-use crate::measure::variant::{GemmKernel, LoadPathKernel, SkinnyKernel, StreamKernel, Variant};
+use crate::measure::variant::{
+    GemmKernel, IntoOutput, LoadPathKernel, SkinnyKernel, StreamKernel, Variant,
+};
 use crate::settings::Settings;
 use crate::trial::expect::Caught;
 use crate::trial::job::{Job, Observed, SweepRow, TrialRecord, VariantRecord, VariantSpec};
@@ -148,20 +150,16 @@ impl<'a> BoundVariant<'a> {
             measures: Vec::new(),
             checksum: None,
         };
+        // GEMMs are checked against cuBLAS on fresh inputs, into a poisoned and fenced output.
+        let against_cublas = |k: &dyn IntoOutput| {
+            check::check(gpu, util, ops, cublas, &ctx.hang, k, ctx.seeds.next())
+        };
         Ok(match self {
             BoundVariant::Cublas => record(cublas.label(), None),
             BoundVariant::Gemm(k) => {
                 let mut r = record(k.label(), Some(k));
                 if k.config.computes_gemm() || k.config.fault.is_some() {
-                    r.check = Some(check::check(
-                        gpu,
-                        util,
-                        ops,
-                        cublas,
-                        &ctx.hang,
-                        k,
-                        ctx.seeds.next(),
-                    )?);
+                    r.check = Some(against_cublas(k)?);
                 }
                 r
             }
@@ -178,15 +176,7 @@ impl<'a> BoundVariant<'a> {
             BoundVariant::Skinny(k) => {
                 let mut r = record(k.label(), None);
                 r.resources = Some(k.report.clone());
-                r.check = Some(check::check(
-                    gpu,
-                    util,
-                    ops,
-                    cublas,
-                    &ctx.hang,
-                    k,
-                    ctx.seeds.next(),
-                )?);
+                r.check = Some(against_cublas(k)?);
                 r
             }
         })
