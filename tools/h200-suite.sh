@@ -7,6 +7,9 @@
 # (GEMM_ABLATE_SHARD): on a one-GPU host the ablations take 8.7 min, so `ablations@1/2` and `ablations@2/2` in two
 # device calls, then `microbench`.
 set -uo pipefail
+# A device machine has handed back an $OUT holding an earlier session's files (stale records once came back with
+# e7f7856's sweep): start from an empty folder.
+rm -rf "${OUT:?}/runs"
 export GEMM_ABLATE_RESULTS_DIR="$OUT/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/gpu.txt" 2>&1

@@ -6,6 +6,9 @@
 # `cublas` as BASE, two candidates are each paired with cuBLAS in their own rounds, and their ratio to each other is
 # not a paired estimate: H39's first sweep, 13a7135).
 set -uo pipefail
+# A device machine has handed back an $OUT holding an earlier session's files (stale records once came back with
+# e7f7856's sweep): start from an empty folder.
+rm -rf "${OUT:?}/sweep"
 export GEMM_ABLATE_RESULTS_DIR="$OUT/sweep/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/sweep/gpu.txt" 2>&1

@@ -4,6 +4,9 @@
 # $OUT/trials.tgz (the device returns at most 8 files).
 # Run from the repository root after ../shared/tools/gpu-stage.
 set -uo pipefail
+# A device machine has handed back an $OUT holding an earlier session's files (stale records once came back with
+# e7f7856's sweep): start from an empty folder.
+rm -rf "${OUT:?}/trials"
 export GEMM_ABLATE_RESULTS_DIR="$OUT/trials/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/trials/gpu.txt" 2>&1
