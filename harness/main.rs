@@ -2,7 +2,7 @@
 //! table (time, TFLOP/s, ratio to cuBLAS, max error), written to results/ as JSON.
 //!
 //!   gemm-ablate [ladder] [FILTER...]   the ladder table (filters match `rungN_name::shape`)
-//!   gemm-ablate show RUNG [bf16] [--all] the rung's kernel with its switches resolved: only what it uses
+//!   gemm-ablate show RUNG|stream[:...]|skinny[:...] [bf16] [--all] the rung's kernel with its switches resolved: only what it uses
 //!                                       (--all: every primitive, as compiled)
 //!   gemm-ablate diff RUNG RUNG          what changes between two rungs' kernels
 //!   gemm-ablate compare SHAPE BASE CAND  check both, time CAND against BASE (specs like `rung8:cluster=1`, or cublas)
@@ -62,15 +62,28 @@ fn main() -> ExitCode {
     match args.first().map(|s| s.as_str()) {
         None | Some("ladder") => ladder(if args.is_empty() { &[] } else { &args[1..] }, deadline),
         Some("show") => {
-            let Some(rung) = rung_arg(args.get(1)) else {
-                return usage();
-            };
-            let dtype = args[2..]
+            let dtype = args[2.min(args.len())..]
                 .iter()
                 .find_map(|d| DType::parse(d))
                 .unwrap_or(DType::F16);
-            let everything = args[2..].iter().any(|a| a == "--all");
-            match resolved(rung, dtype, everything) {
+            let everything = args[2.min(args.len())..].iter().any(|a| a == "--all");
+            // `show stream...` and `show skinny...`: the kernels outside the ladder.
+            let outside = args.get(1).and_then(|s| VariantSpec::outside_ladder(s));
+            let shown = match outside {
+                Some(spec) => spec
+                    .and_then(|v| {
+                        v.outside_ladder_shown(dtype, everything)
+                            .expect("a kernel outside the ladder can be shown")
+                    })
+                    .map_err(|e| e.to_string()),
+                None => {
+                    let Some(rung) = rung_arg(args.get(1)) else {
+                        return usage();
+                    };
+                    resolved(rung, dtype, everything)
+                }
+            };
+            match shown {
                 Ok(s) => {
                     print!("{s}");
                     ExitCode::SUCCESS

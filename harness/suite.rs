@@ -119,27 +119,41 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
     trials
 }
 
-/// One CPU trial per rung: what `show N` prints (only the primitives and helpers the kernel uses) must itself
-/// compile with NVRTC, so nothing the kernel needs was left out of the listing.
+/// One CPU trial per rung, and one for each kernel outside the ladder (`stream`, `skinny`): what `show` prints
+/// (only the primitives and helpers the kernel uses) must itself compile with NVRTC, so nothing the kernel needs was
+/// left out of the listing.
 pub fn show_trials() -> Vec<Trial> {
-    crate::kernel::ladder::Rung::ALL
-        .iter()
-        .map(|&rung| {
-            Trial::ignorable_test(format!("show::{}", rung.name()), move || {
-                let defines = rung.config().defines(DType::F16);
-                let shown = crate::kernel::source::resolved_program(
-                    &defines,
-                    crate::kernel::source::GEMM,
-                    false,
-                )
-                .map_err(|e| Failed::from(e.to_string()))?;
-                let full = crate::kernel::source::resolved_program(
-                    &defines,
-                    crate::kernel::source::GEMM,
-                    true,
-                )
-                .map_err(|e| Failed::from(e.to_string()))?;
-                if shown.lines().count() >= full.lines().count() || !shown.contains("gemm_kernel") {
+    let rungs = crate::kernel::ladder::Rung::ALL.iter().map(|&rung| {
+        let shown = move |everything| {
+            let defines = rung.config().defines(DType::F16);
+            crate::kernel::source::resolved_program(
+                &defines,
+                crate::kernel::source::GEMM,
+                everything,
+            )
+        };
+        (rung.name(), "gemm_kernel", Box::new(shown) as Box<Shown>)
+    });
+    let outside = ["stream", "skinny"].map(|spec| {
+        let shown = move |everything| {
+            let v = VariantSpec::outside_ladder(spec).expect("a kernel outside the ladder")?;
+            v.outside_ladder_shown(DType::F16, everything)
+                .expect("a kernel outside the ladder can be shown")
+        };
+        let entry = if spec == "stream" {
+            "stream_read_kernel"
+        } else {
+            "skinny_kernel"
+        };
+        (spec.to_string(), entry, Box::new(shown) as Box<Shown>)
+    });
+    rungs
+        .chain(outside)
+        .map(|(name, entry, shown)| {
+            Trial::ignorable_test(format!("show::{name}"), move || {
+                let listed = shown(false).map_err(|e| Failed::from(e.to_string()))?;
+                let full = shown(true).map_err(|e| Failed::from(e.to_string()))?;
+                if listed.lines().count() >= full.lines().count() || !listed.contains(entry) {
                     return Err(Failed::from("show printed no less than the whole program"));
                 }
                 if !crate::gpu::probe::nvrtc_available() {
@@ -150,13 +164,16 @@ pub fn show_trials() -> Vec<Trial> {
                     }
                     return Ok(Completion::ignored_with("libnvrtc.so.13 not found"));
                 }
-                crate::gpu::compile::compile(&format!("show_{}", rung.name()), &shown)
+                crate::gpu::compile::compile(&format!("show_{name}"), &listed)
                     .map_err(|e| Failed::from(e.to_string()))?;
                 Ok(Completion::Completed)
             })
         })
         .collect()
 }
+
+/// What `show` prints for one kernel: only what it uses (false) or the whole program (true).
+type Shown = dyn Fn(bool) -> crate::error::Result<String> + Send + Sync;
 
 /// A kernel's ptxas report is clean: it was read at all, no spills, no stack, no warning about wgmma
 /// serialization or setmaxnreg.

@@ -139,7 +139,7 @@ impl SkinnyConfig {
         shape.n.div_ceil(ROWS) as u32
     }
 
-    fn defines(&self, dtype: DType) -> Vec<(&'static str, String)> {
+    pub fn defines(&self, dtype: DType) -> Vec<(&'static str, String)> {
         let mut d = source::util_defines(dtype);
         d.extend([
             ("SK_SPLIT", self.split.to_string()),

@@ -47,6 +47,16 @@ pub fn resolved_program(
     kernel: &str,
     everything: bool,
 ) -> Result<String> {
+    resolved_program_of(defines, kernel, "gemm.cu", everything)
+}
+
+/// `resolved_program` for a kernel from `file` (kernels/`file`).
+pub fn resolved_program_of(
+    defines: &[(&str, String)],
+    kernel: &str,
+    file: &str,
+    everything: bool,
+) -> Result<String> {
     let primitives = resolve_conditionals(PRIMITIVES, defines)?;
     let kernel = resolve_conditionals(kernel, defines)?;
     if everything {
@@ -85,7 +95,7 @@ pub fn resolved_program(
             continue;
         }
         if i == from_kernel {
-            out.push_str("\n// From gemm.cu, resolved for this variant:\n");
+            out.push_str(&format!("\n// From {file}, resolved for this variant:\n"));
         }
         out.push('\n');
         out.push_str(&c.text);

@@ -150,7 +150,7 @@ impl StreamConfig {
         sm_count * self.ctas_per_sm
     }
 
-    fn defines(&self) -> Vec<(&'static str, String)> {
+    pub fn defines(&self) -> Vec<(&'static str, String)> {
         let mut d = source::util_defines(DType::F16);
         d.extend([
             ("SR_UNROLL", self.unroll.to_string()),

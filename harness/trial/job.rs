@@ -88,6 +88,36 @@ impl VariantSpec {
         }
     }
 
+    /// A kernel outside the ladder as `show` prints it: only what it compiles and uses (`everything`: the whole
+    /// program), with the `#if`s on its switches resolved.
+    pub fn outside_ladder_shown(&self, dtype: DType, everything: bool) -> Option<Result<String>> {
+        let (defines, kernel, file) = match self {
+            VariantSpec::Stream { config, .. } => (
+                config.defines(),
+                crate::kernel::source::STREAM_READ,
+                "stream_read.cu",
+            ),
+            VariantSpec::Skinny { config, .. } => (
+                config.defines(dtype),
+                crate::kernel::source::SKINNY,
+                "skinny.cu",
+            ),
+            _ => return None,
+        };
+        // The primitives header's mbarrier switches are the ladder's; these kernels compile them as off.
+        let mut defines = defines;
+        for switch in ["WAIT_SUSPEND_HINT", "WAIT_SCOPE_CTA"] {
+            if !defines.iter().any(|(name, _)| *name == switch) {
+                defines.push((switch, "0".into()));
+            }
+        }
+        let header = format!("// {}\n", self.name());
+        Some(
+            crate::kernel::source::resolved_program_of(&defines, kernel, file, everything)
+                .map(|s| header + &s),
+        )
+    }
+
     /// Checks the variant can run this problem, before anything is allocated.
     pub fn validate(&self, shape: &Shape) -> Result<()> {
         match self {
