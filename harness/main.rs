@@ -2,8 +2,8 @@
 //! table (time, TFLOP/s, ratio to cuBLAS, max error), written to results/ as JSON.
 //!
 //!   gemm-ablate [ladder] [FILTER...]   the ladder table (filters match `rungN_name::shape`)
-//!   gemm-ablate show RUNG|stream[:...]|skinny[:...] [bf16] [--all] the rung's kernel with its switches resolved: only what it uses
-//!                                       (--all: every primitive, as compiled)
+//!   gemm-ablate show RUNG [bf16] [--all]  the rung's kernel with its switches resolved: only what it uses
+//!                                       (--all: every primitive, as compiled); `stream[:...]`, `skinny[:...]` too
 //!   gemm-ablate diff RUNG RUNG          what changes between two rungs' kernels
 //!   gemm-ablate compare SHAPE BASE CAND  check both, time CAND against BASE (specs like `rung8:cluster=1`, or cublas)
 //!   gemm-ablate build SPEC... [bf16]    compile each variant with NVRTC (no GPU needed): registers, spills, warnings
@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | sustain SHAPE SPEC... [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG|stream[:...]|skinny[:...] [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | sustain SHAPE SPEC... [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
     ExitCode::from(2)
 }
 
