@@ -25,6 +25,9 @@ def load(d):
     return {json.load(open(j))["variant"]: hashlib.sha256(open(j[:-5] + ".cubin", "rb").read()).hexdigest()
             for j in glob.glob(d + "/*.json")}
 a, b = load(sys.argv[1]), load(sys.argv[2])
+if not a or not b:
+    # Without NVRTC on the loader path the compile:: trials are ignored and nothing is compiled: say so, not "0 identical".
+    sys.exit("no cubins compiled (put libnvrtc.so.13's folder on LD_LIBRARY_PATH): nothing was compared")
 same = sorted(k for k in a if b.get(k) == a[k])
 changed = sorted(k for k in a if k in b and b[k] != a[k])
 few = lambda names: f"{len(names)} {sorted(names)[:5]}{' ...' if len(names) > 5 else ''}"
