@@ -30,12 +30,15 @@ pub fn gemm_program(config: &GemmConfig, dtype: DType) -> String {
     program(&config.defines(dtype), GEMM)
 }
 
-/// Defines the utility kernels need beside the data type (the primitives header reads these).
+/// Defines the kernels outside the ladder need beside the data type: every switch the primitives header reads, the
+/// ladder's mbarrier waits off (so that `show` can resolve the header for them too).
 pub fn util_defines(dtype: DType) -> Vec<(&'static str, String)> {
     vec![
         ("DTYPE_BF16", u32::from(dtype == DType::BF16).to_string()),
         ("BOUNDED_WAITS", "0".into()),
         ("HANG_TIMEOUT_NS", "0ull".into()),
+        ("WAIT_SUSPEND_HINT", "0".into()),
+        ("WAIT_SCOPE_CTA", "0".into()),
     ]
 }
 

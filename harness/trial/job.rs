@@ -104,13 +104,6 @@ impl VariantSpec {
             ),
             _ => return None,
         };
-        // The primitives header's mbarrier switches are the ladder's; these kernels compile them as off.
-        let mut defines = defines;
-        for switch in ["WAIT_SUSPEND_HINT", "WAIT_SCOPE_CTA"] {
-            if !defines.iter().any(|(name, _)| *name == switch) {
-                defines.push((switch, "0".into()));
-            }
-        }
         let header = format!("// {}\n", self.name());
         Some(
             crate::kernel::source::resolved_program_of(&defines, kernel, file, everything)
