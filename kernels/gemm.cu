@@ -42,6 +42,9 @@
 //   DESC_ADVANCE      1: each consumer builds its operands' shared-memory descriptors once, from a consumer index
 //                     broadcast from lane 0 (so they stay in uniform registers), and advances them by constants per
 //                     k16 step and per stage; its ring stage and phase are counted, not divided out (H64)
+//   K_ROTATE          1: each work item takes its k-blocks from an offset spread evenly over the tiles (wrapping
+//                     round), so the clusters' loads in flight sit at different columns of the weight rows instead
+//                     of all at the same one (H83); 0: from its first k-block
 //   CLOCK_PROBE       instrumentation: CTA 0's last thread writes its SM's cycles and the global timer's nanoseconds
 //                     from its start to its end into clock_probe: the SM clock the launch actually ran at
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
@@ -297,6 +300,21 @@ __device__ __forceinline__ void load_part(bool weights, const TmaDesc* tmA, cons
 #endif
   else
     load_b(tmB, stage_addr, bar, n_col, k0, rank, policy);
+}
+
+// The k-block a work item loads at its kb-th step. K_ROTATE: the item's range is rotated by an offset proportional
+// to its tile, the same in every CTA of a cluster (a multicast stage must hold the same k-block in each); the sums
+// are the same k-blocks in another order.
+__device__ __forceinline__ int item_k_block(const Work& w, int kb, int num_tiles) {
+#if K_ROTATE
+  const int len = w.k_end - w.k_begin;
+  const int r = kb - w.k_begin + (int)((long long)w.tile * len / num_tiles);
+  return w.k_begin + (r >= len ? r - len : r);
+#else
+  (void)w;
+  (void)num_tiles;
+  return kb;
+#endif
 }
 
 // Producer side of one ring position: claim the bytes on the full barrier, then issue the loads.
@@ -623,8 +641,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
         for (int kb = w.k_begin; kb < w.k_end && early < STAGES; kb++, early++) {
           mbar_arrive_expect_tx(full_bar + 8 * early, STAGE_BYTES);
-          load_part(true, &tmA, &tmB, stages + early * STAGE_BYTES, full_bar + 8 * early, m_row, n_col, kb * TILE_K,
-                    rank, policy);
+          load_part(true, &tmA, &tmB, stages + early * STAGE_BYTES, full_bar + 8 * early, m_row, n_col,
+                    item_k_block(w, kb, num_tiles) * TILE_K, rank, policy);
         }
       }
       grid_dependency_wait();
@@ -661,7 +679,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
           const bool weights_loaded = false;
 #endif
-          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, kb, rank, policy, weights_loaded);
+          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, item_k_block(w, kb, num_tiles), rank, policy,
+                     weights_loaded);
         }
       }
 #if STREAM_ONLY

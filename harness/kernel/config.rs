@@ -187,6 +187,10 @@ pub struct GemmConfig {
     /// their ring stage and phase instead of dividing (H64).
     #[serde(default)]
     pub desc_advance: bool,
+    /// Each work item takes its k-blocks from an offset spread evenly over the tiles, wrapping round, so the
+    /// clusters' loads in flight sit at different columns of the weight rows (H83).
+    #[serde(default)]
+    pub k_rotate: bool,
     /// Instrumentation: CTA 0's last thread reads its SM's cycle counter and the global nanosecond timer at its
     /// start and end into the module's `clock_probe`: the SM clock a launch actually ran at (`sustain`).
     #[serde(default)]
@@ -431,6 +435,9 @@ impl GemmConfig {
             return config_err(
                 "desc_advance is built into the warp-specialized consumer loop of one k-block a round (kb_per_wait=1)",
             );
+        }
+        if self.k_rotate && !self.warp_specialized {
+            return config_err("k_rotate orders the producer's k-blocks: it needs warp specialization (rung 3 and up)");
         }
         if !matches!(self.consumer_regs, 232 | 240) {
             return config_err(format!(

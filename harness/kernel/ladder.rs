@@ -126,6 +126,7 @@ impl Rung {
             tmap_prefetch: false,
             kb_per_wait: 1,
             desc_advance: false,
+            k_rotate: false,
             clock_probe: false,
         };
         match self {

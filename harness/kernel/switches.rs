@@ -312,6 +312,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.desc_advance, flag("desc_advance", v)),
     },
     Switch {
+        key: "k_rotate",
+        define: Some("K_ROTATE"),
+        doc: "1: each work item takes its k-blocks from an offset spread evenly over the tiles, wrapping round, so the clusters' loads in flight sit at different columns of the weight rows; 0 (default): from its first k-block (H83)",
+        value: |c| u32::from(c.k_rotate),
+        set: |c, v| assign(&mut c.k_rotate, flag("k_rotate", v)),
+    },
+    Switch {
         key: "clock_probe",
         define: Some("CLOCK_PROBE"),
         doc: "instrumentation: 1 records CTA 0's SM cycles and nanoseconds from its start to its end, the clock a launch actually ran at (sustain); 0 (default)",
