@@ -302,17 +302,26 @@ __device__ __forceinline__ void load_part(bool weights, const TmaDesc* tmA, cons
     load_b(tmB, stage_addr, bar, n_col, k0, rank, policy);
 }
 
-// The k-block a work item loads at its kb-th step. K_ROTATE: the item's range is rotated by an offset proportional
-// to its tile, the same in every CTA of a cluster (a multicast stage must hold the same k-block in each); the sums
-// are the same k-blocks in another order.
-__device__ __forceinline__ int item_k_block(const Work& w, int kb, int num_tiles) {
+// K_ROTATE: where a work item's k-loop starts, an offset into its range proportional to its tile, the same in every
+// CTA of a cluster (a multicast stage must hold the same k-block in each). Once per item: it divides in 64 bits.
+__device__ __forceinline__ int item_k_rotation(const Work& w, int num_tiles) {
 #if K_ROTATE
-  const int len = w.k_end - w.k_begin;
-  const int r = kb - w.k_begin + (int)((long long)w.tile * len / num_tiles);
-  return w.k_begin + (r >= len ? r - len : r);
+  return (int)((long long)w.tile * (w.k_end - w.k_begin) / num_tiles);
 #else
   (void)w;
   (void)num_tiles;
+  return 0;
+#endif
+}
+
+// The k-block a work item loads at its kb-th step: the same k-blocks, summed in another order when rotated.
+__device__ __forceinline__ int item_k_block(const Work& w, int kb, int rotation) {
+#if K_ROTATE
+  const int r = kb + rotation;
+  return r >= w.k_end ? r - (w.k_end - w.k_begin) : r;
+#else
+  (void)w;
+  (void)rotation;
   return kb;
 #endif
 }
@@ -639,10 +648,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
         const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
 #endif
+        const int rotation = item_k_rotation(w, num_tiles);
         for (int kb = w.k_begin; kb < w.k_end && early < STAGES; kb++, early++) {
           mbar_arrive_expect_tx(full_bar + 8 * early, STAGE_BYTES);
           load_part(true, &tmA, &tmB, stages + early * STAGE_BYTES, full_bar + 8 * early, m_row, n_col,
-                    item_k_block(w, kb, num_tiles) * TILE_K, rank, policy);
+                    item_k_block(w, kb, rotation) * TILE_K, rank, policy);
         }
       }
       grid_dependency_wait();
@@ -656,6 +666,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
         const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
 #endif
+        const int rotation = item_k_rotation(w, num_tiles);
         for (int kb = w.k_begin; kb < ITEM_K_END(w); kb++, pos++) {
           const u32 s = pos % STAGES, lap = pos / STAGES;
           // Empty barriers start released: waiting on the parity before phase 0 returns at once.
@@ -679,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
           const bool weights_loaded = false;
 #endif
-          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, item_k_block(w, kb, num_tiles), rank, policy,
+          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, item_k_block(w, kb, rotation), rank, policy,
                      weights_loaded);
         }
       }

@@ -1,6 +1,7 @@
 //! The read-floor kernel (kernels/stream_read.cu): A and B read once with plain vector loads and summed, nothing
 //! else, so that a GEMM's weight stream is held against a measured read rate rather than a copy's (H79).
-//! On the command line: `stream` (the defaults) or `stream:unroll=2,hint=plain,pdl=0,ctas=2,threads=512`.
+//! On the command line: `stream` (the defaults) or `stream:unroll=2,hint=plain,pdl=0,ctas=2,threads=512`;
+//! `stream:rows=64,threads=512` reads the weights in the GEMMs' order instead (H84).
 
 use crate::error::{config_err, Result};
 use crate::kernel::problem::{DType, Shape};
@@ -47,6 +48,10 @@ pub struct StreamConfig {
     pub hint: StreamHint,
     /// Launched under programmatic dependent launch, waiting for the previous grid as the GEMMs do.
     pub pdl: bool,
+    /// 0: one linear sweep over A and B. R > 0: B in the GEMMs' order, each CTA R weight rows, a k-block of 128
+    /// bytes of each per load step, 8 threads a row (threads = 8 R); the grid is then one CTA per R rows.
+    #[serde(default)]
+    pub rows: u32,
 }
 
 impl Default for StreamConfig {
@@ -58,6 +63,7 @@ impl Default for StreamConfig {
             ctas_per_sm: 2,
             hint: StreamHint::NoAllocate,
             pdl: true,
+            rows: 0,
         }
     }
 }
@@ -76,6 +82,7 @@ impl StreamConfig {
                     "unroll" => c.unroll = whole(spec, key, value)?,
                     "threads" => c.threads = whole(spec, key, value)?,
                     "ctas" => c.ctas_per_sm = whole(spec, key, value)?,
+                    "rows" => c.rows = whole(spec, key, value)?,
                     "pdl" => c.pdl = flag(spec, key, value)?,
                     "hint" => {
                         c.hint = match value {
@@ -92,7 +99,7 @@ impl StreamConfig {
                     _ => {
                         return config_err(format!(
                             "unknown stream switch `{key}` in `{spec}`: the switches are unroll, threads, ctas, \
-                             hint, pdl"
+                             hint, pdl, rows"
                         ))
                     }
                 }
@@ -120,6 +127,15 @@ impl StreamConfig {
                 self.ctas_per_sm, self.threads
             ));
         }
+        if self.rows > 0 && self.threads != 8 * self.rows {
+            return config_err(format!(
+                "stream: rows={} reads a k-block of 8 chunks of each row with 8 threads a row, so threads must be \
+                 8 x rows = {} (got {})",
+                self.rows,
+                8 * self.rows,
+                self.threads
+            ));
+        }
         Ok(())
     }
 
@@ -135,9 +151,15 @@ impl StreamConfig {
         Ok(())
     }
 
+    /// The linear sweep's label is the one H79's records carry; the GEMMs' order adds its rows.
     pub fn label(&self) -> String {
+        let order = if self.rows > 0 {
+            format!(",rows={}", self.rows)
+        } else {
+            String::new()
+        };
         format!(
-            "stream:unroll={},threads={},ctas={},hint={},pdl={}",
+            "stream:unroll={},threads={},ctas={},hint={},pdl={}{order}",
             self.unroll,
             self.threads,
             self.ctas_per_sm,
@@ -146,8 +168,13 @@ impl StreamConfig {
         )
     }
 
-    pub fn grid(&self, sm_count: u32) -> u32 {
-        sm_count * self.ctas_per_sm
+    /// The linear sweep: `ctas` CTAs an SM. The GEMMs' order: one CTA per `rows` weight rows (`ctas` unused).
+    pub fn grid(&self, shape: &Shape, sm_count: u32) -> u32 {
+        if self.rows > 0 {
+            shape.n.div_ceil(self.rows as usize) as u32
+        } else {
+            sm_count * self.ctas_per_sm
+        }
     }
 
     pub fn defines(&self) -> Vec<(&'static str, String)> {
@@ -158,6 +185,7 @@ impl StreamConfig {
             ("SR_CTAS", self.ctas_per_sm.to_string()),
             ("SR_HINT", self.hint.code().to_string()),
             ("SR_PDL", u32::from(self.pdl).to_string()),
+            ("SR_ROWS", self.rows.to_string()),
         ]);
         d
     }
@@ -184,7 +212,7 @@ mod tests {
             c.label(),
             "stream:unroll=8,threads=512,ctas=2,hint=nc,pdl=1"
         );
-        assert_eq!(c.grid(132), 264);
+        assert_eq!(c.grid(&Shape::new("s", 1, 8192, 8192), 132), 264);
     }
 
     #[test]
@@ -211,6 +239,22 @@ mod tests {
         assert!(err("stream:pdl=2").contains("0 or 1"));
         assert!(err("stream:depth=4").contains("unknown stream switch"));
         assert!(err("stream:unroll").contains("not key=value"));
+        assert!(err("stream:rows=32").contains("threads must be 8 x rows = 256"));
+    }
+
+    #[test]
+    fn the_gemms_order_takes_a_cta_per_block_of_rows() {
+        let c = StreamConfig::parse("stream:rows=64,threads=512")
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.rows, 64);
+        assert_eq!(c.grid(&Shape::new("s", 1, 8192, 8192), 132), 128);
+        assert_eq!(c.grid(&Shape::new("s", 1, 8200, 8192), 132), 129);
+        assert_eq!(
+            c.label(),
+            "stream:unroll=8,threads=512,ctas=2,hint=nc,pdl=1,rows=64"
+        );
+        assert!(c.defines().contains(&("SR_ROWS", "64".to_string())));
     }
 
     #[test]

@@ -358,7 +358,7 @@ impl<'a> StreamKernel<'a> {
             kernel: Kernel::load(gpu, &compiled, "stream_read_kernel")?,
             operands,
             shape: LaunchShape {
-                grid: config.grid(gpu.info.sm_count),
+                grid: config.grid(&operands.shape, gpu.info.sm_count),
                 block: config.threads,
                 smem: 0,
                 cluster: 1,
@@ -389,14 +389,16 @@ impl Variant for StreamKernel<'_> {
     fn launch(&self, gpu: &Gpu, set: usize) -> Result<()> {
         let s = &self.operands.shape;
         let ops = &self.operands.sets[set];
-        let (mut a, mut a16, mut b, mut b16, mut sum) = (
+        let (mut a, mut a16, mut b, mut b16, mut row16, mut sum) = (
             ops.a.ptr(),
             (s.m * s.k / 8) as u64,
             ops.b.ptr(),
             (s.n * s.k / 8) as u64,
+            (s.k / 8) as u64,
             self.checksum.ptr(),
         );
-        let mut params = crate::kernel_params![&mut a, &mut a16, &mut b, &mut b16, &mut sum];
+        let mut params =
+            crate::kernel_params![&mut a, &mut a16, &mut b, &mut b16, &mut row16, &mut sum];
         unsafe { launch(gpu, &self.kernel, self.shape, &mut params) }
     }
 }
