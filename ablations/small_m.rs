@@ -1215,3 +1215,40 @@ pub(crate) fn skinny_interleave() -> GpuTrial {
         ),
     )
 }
+
+/// Each tile's k-loop started at a different column of the weight rows (`k_rotate=1`) on the kernel `auto` runs,
+/// against the same kernel walking every tile from k = 0 in step (H83: 2-5% faster at M = 1 and 64, 0-3% at 128,
+/// no change on decode_attn_out); refuted everywhere, 5-32% slower, pinned from the sweep that refuted it
+/// (c83e681).
+pub(crate) fn k_rotate() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::pins::sweep_pin;
+    let h83 = "ablations/HYPOTHESES.md H83: every CTA walks its rows from k = 0 in step, so the loads in flight are \
+               one band 1 KB wide at the same column of every row; spread over the columns, more DRAM channels";
+    [
+        ("decode_m1", "2-5% faster at M = 1"),
+        ("decode_m64", "2-5% faster at M = 64"),
+        (
+            "decode_m128",
+            "0-3% faster at M = 128 (the token tile's reads weigh more there)",
+        ),
+        (
+            "decode_attn_out",
+            "no change on decode_attn_out (near the tensor pipe's floor)",
+        ),
+    ]
+    .into_iter()
+    .map(|(s, expected)| {
+        let base = auto_spec(&shape(s), H200_SMS).0;
+        let rotated = format!("{base},k_rotate=1");
+        let pin = sweep_pin(&format!("compare::{rotated}::{base}::{s}"), 0.04);
+        spec_pair(
+            &format!("beyond::k_rotate::{s}"),
+            &base,
+            &rotated,
+            s,
+            pin.refuting(format!("{expected} ({h83})")),
+        )
+    })
+    .collect()
+}

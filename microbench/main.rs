@@ -1,7 +1,7 @@
 //! Isolation microbenchmarks and sweeps: what the seed found by taking the kernel apart, as repeatable trials.
 //!
 //! `cargo test --release --test microbench -- <word>` with word one of load_path, same_tile, mma_only,
-//! epilogue_only, stages, raster, loads_only, stream_only, clock, read_floor.
+//! epilogue_only, stages, raster, loads_only, stream_only, clock, read_floor (the floor and the gap to it).
 
 use harness::kernel::ladder::parse_spec;
 use harness::trial::expect::{Expect, Expectation};
@@ -606,6 +606,119 @@ fn read_floor_trials() -> Vec<GpuTrial> {
     ]
 }
 
+/// 13. Where `auto`'s M = 1 kernel loses its 8% to the read floor (H82, H84, H86).
+///
+/// Each pinned from the sweep that refuted it: the floor read in the GEMMs' order (`stream:rows=R`: a CTA per block of weight rows, a k-block of
+/// each at a time) takes the linear floor's time, so the order is not it; `auto`'s loads alone take 1.06 of that
+/// and 1.10 of the linear floor; stream-K's even shares are slower, loads alone and whole; a ring deep enough to
+/// keep two CTAs an SM changes nothing at M = 1 and is slower at M = 64.
+fn floor_gap_trials() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::stream::{StreamConfig, StreamHint};
+    use harness::trial::pins::sweep_pin;
+    let stream = |config: StreamConfig| VariantSpec::Stream {
+        name: config.label(),
+        config,
+    };
+    let floor = StreamConfig::default();
+    let gemm_order = |rows: u32, hint: StreamHint| StreamConfig {
+        rows,
+        threads: 8 * rows,
+        hint,
+        ..StreamConfig::default()
+    };
+    let auto = |s: &str| auto_spec(&shape(s), H200_SMS).0;
+    let m1 = auto("decode_m1");
+    let loads = format!("{m1},mma=0");
+    // Each trial runs the pair its sweep ran, so the sweep's record holds the pin.
+    let pinned = |name: &str, base: VariantSpec, cand: VariantSpec, s: &str, hypothesis: &str| {
+        let pin = sweep_pin(
+            &format!("compare::{}::{}::{s}", cand.name(), base.name()),
+            0.03,
+        );
+        compare(
+            name,
+            base,
+            cand,
+            s,
+            pin.refuting(format!("ablations/HYPOTHESES.md {hypothesis}")),
+        )
+    };
+    let ring = |s: &str, stages: u32| {
+        let spec = auto(s);
+        assert!(
+            spec.contains("stages=8"),
+            "{s}: auto's kernel has an 8-stage ring"
+        );
+        spec.replace("stages=8", &format!("stages={stages}"))
+    };
+    vec![
+        pinned(
+            "read_floor::gemm_order::decode_m1",
+            stream(floor.clone()),
+            stream(gemm_order(64, StreamHint::NoAllocate)),
+            "decode_m1",
+            "H84(a): B read a k-block of each of 64 rows at a time, one CTA an SM as `auto`'s 128 tiles, 1.05-1.10 \
+             of the linear floor's time",
+        ),
+        pinned(
+            "read_floor::gemm_order_16_rows::decode_m1",
+            stream(floor.clone()),
+            stream(gemm_order(16, StreamHint::NoAllocate)),
+            "decode_m1",
+            "H84(b): 512 CTAs of 16 rows each (the skinny kernel's row blocks) 1.05-1.10 of the linear floor's time",
+        ),
+        pinned(
+            "read_floor::auto_loads::gemm_order::decode_m1",
+            stream(gemm_order(64, StreamHint::EvictFirst)),
+            spec(&loads),
+            "decode_m1",
+            "H84(e): `auto`'s loads alone within 3% of the floor read in its own order, with evict-first",
+        ),
+        pinned(
+            "read_floor::auto_loads::decode_m1",
+            stream(floor),
+            spec(&loads),
+            "decode_m1",
+            "H82(a): `auto`'s loads alone 1.05-1.08 of the read floor's time",
+        ),
+        pinned(
+            "read_floor::streamk_loads::decode_m1",
+            spec(&loads),
+            spec(&format!("{m1},streamk=1,mma=0")),
+            "decode_m1",
+            "H82(c): its loads alone with stream-K (every SM an equal share of the k-blocks, not 128 tiles on 132 \
+             SMs) 2-4% faster",
+        ),
+        pinned(
+            "read_floor::streamk::decode_m1",
+            spec(&m1),
+            spec(&format!("{m1},streamk=1")),
+            "decode_m1",
+            "H82(d): the whole kernel with stream-K 0-3% faster (the partials' reduction costing part of the balance)",
+        ),
+        compare(
+            "stages::two_ctas_an_sm::decode_m1",
+            spec(&m1),
+            spec(&ring("decode_m1", 11)),
+            "decode_m1",
+            Expectation::hypothesis(
+                Expect::Verdict(Verdict::NoChange),
+                "ablations/HYPOTHESES.md H86(b): 11 stages, the deepest ring that keeps two CTAs an SM, within the \
+                 band of 8 (the ring is deep enough at 8)",
+            ),
+        ),
+        pinned(
+            "stages::two_ctas_an_sm::decode_m64",
+            spec(&auto("decode_m64")),
+            spec(&ring("decode_m64", 6)),
+            "decode_m64",
+            "H86(d): at M = 64, 6 stages (two CTAs an SM, the next launch's set-up under PDL) 2-4% faster than 8 \
+             (one CTA an SM)",
+        ),
+    ]
+}
+
 fn main() -> ExitCode {
     let gpu: Vec<GpuTrial> = [
         load_path_trials(),
@@ -620,6 +733,7 @@ fn main() -> ExitCode {
         m128_isolation_trials(),
         clock_trials(),
         read_floor_trials(),
+        floor_gap_trials(),
     ]
     .into_iter()
     .flatten()

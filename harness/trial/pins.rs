@@ -527,8 +527,72 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// and 128 weight rows with stream-K at M = 64-128 (7de3d0a, tools/sweeps/h72-m128.txt): the pins of H72's trials;
 /// the skinny kernel against `auto`'s at M = 1, 8 and 16 (e7f7856, tools/sweeps/h80-skinny.txt) and with 8 k-steps
 /// in flight at M = 1 (979d348, tools/sweeps/h80-skinny-2.txt): the pins of `beyond::skinny`; its k-steps dealt
-/// round-robin to its warps (c026bf9, tools/sweeps/h81-interleave.txt): the pin of `beyond::skinny_interleave`.
-const SWEEPS: [(&str, &str); 39] = [
+/// round-robin to its warps (c026bf9, tools/sweeps/h81-interleave.txt): the pin of `beyond::skinny_interleave`;
+/// where `auto`'s M = 1 kernel loses to the read floor (c83e681 tools/sweeps/h82-gap.txt, fbf50d1
+/// tools/sweeps/h84-order.txt, 8c9318b tools/sweeps/h86-resident.txt): the pins of the microbench's
+/// `read_floor::gemm_order*`, `read_floor::auto_loads*`, `read_floor::streamk*` and `stages::two_ctas_an_sm`; the
+/// k-loops started at spread columns (c83e681, tools/sweeps/h83-k-rotate.txt): the pins of `beyond::k_rotate`.
+const SWEEPS: [(&str, &str); 54] = [
+    (
+        "8c9318b/h86-resident/runs/compare-20261201T055608Z",
+        include_str!("../../results/h200/8c9318b/h86-resident/runs/compare-20261201T055608Z.json"),
+    ),
+    (
+        "8c9318b/h86-resident/runs/compare-20261201T055614Z",
+        include_str!("../../results/h200/8c9318b/h86-resident/runs/compare-20261201T055614Z.json"),
+    ),
+    (
+        "8c9318b/h86-resident/runs/compare-20261201T055616Z",
+        include_str!("../../results/h200/8c9318b/h86-resident/runs/compare-20261201T055616Z.json"),
+    ),
+    (
+        "8c9318b/h86-resident/runs/compare-20261201T055620Z",
+        include_str!("../../results/h200/8c9318b/h86-resident/runs/compare-20261201T055620Z.json"),
+    ),
+    (
+        "c83e681/h82-gap/runs/compare-20261201T054609Z",
+        include_str!("../../results/h200/c83e681/h82-gap/runs/compare-20261201T054609Z.json"),
+    ),
+    (
+        "c83e681/h82-gap/runs/compare-20261201T054612Z",
+        include_str!("../../results/h200/c83e681/h82-gap/runs/compare-20261201T054612Z.json"),
+    ),
+    (
+        "c83e681/h82-gap/runs/compare-20261201T054615Z",
+        include_str!("../../results/h200/c83e681/h82-gap/runs/compare-20261201T054615Z.json"),
+    ),
+    (
+        "c83e681/h83-k-rotate/runs/compare-20261201T054617Z",
+        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054617Z.json"),
+    ),
+    (
+        "c83e681/h83-k-rotate/runs/compare-20261201T054619Z",
+        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054619Z.json"),
+    ),
+    (
+        "c83e681/h83-k-rotate/runs/compare-20261201T054622Z",
+        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054622Z.json"),
+    ),
+    (
+        "c83e681/h83-k-rotate/runs/compare-20261201T054624Z",
+        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054624Z.json"),
+    ),
+    (
+        "c83e681/h83-k-rotate/runs/compare-20261201T054627Z",
+        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054627Z.json"),
+    ),
+    (
+        "fbf50d1/h84-order/runs/compare-20261201T055221Z",
+        include_str!("../../results/h200/fbf50d1/h84-order/runs/compare-20261201T055221Z.json"),
+    ),
+    (
+        "fbf50d1/h84-order/runs/compare-20261201T055222Z",
+        include_str!("../../results/h200/fbf50d1/h84-order/runs/compare-20261201T055222Z.json"),
+    ),
+    (
+        "fbf50d1/h84-order/runs/compare-20261201T055224Z",
+        include_str!("../../results/h200/fbf50d1/h84-order/runs/compare-20261201T055224Z.json"),
+    ),
     (
         "c026bf9/h81-interleave/runs/compare-20261201T044025Z",
         include_str!(
