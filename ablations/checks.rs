@@ -240,18 +240,21 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
     // B tile (H68), with whole tiles and with stream-K.
     let four_cta =
         "rung10:cluster=4,consumers=2,split_n=1,wg_m=64,bn=256,epilogue=direct,stmatrix=0,stages=5";
+    // And each tile's k-loop rotated (H83), on a shape whose last k-block is partial (K = 520), so that the wrapped
+    // order reaches the zero-filled block in the middle of the loop.
     let switches = [
-        ("cluster4", four_cta.to_string()),
-        ("cluster4_streamk", format!("{four_cta},streamk=1")),
+        ("cluster4", four_cta.to_string(), "small"),
+        ("cluster4_streamk", format!("{four_cta},streamk=1"), "small"),
+        ("k_rotate", "rung10:k_rotate=1".to_string(), "27x520x520"),
     ]
     .into_iter()
-    .map(|(name, spec)| {
+    .map(|(name, spec, shape)| {
         let config =
             harness::kernel::ladder::parse_spec(&spec).expect("the sanitizer's specs parse");
         correct(
-            &format!("sanitize::switch::{name}::small"),
+            &format!("sanitize::switch::{name}::{shape}"),
             VariantSpec::gemm(&spec, config),
-            "small",
+            shape,
             DType::F16,
         )
     });
