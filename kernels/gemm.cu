@@ -302,29 +302,25 @@ __device__ __forceinline__ void load_part(bool weights, const TmaDesc* tmA, cons
     load_b(tmB, stage_addr, bar, n_col, k0, rank, policy);
 }
 
-// K_ROTATE: where a work item's k-loop starts, an offset into its range proportional to its tile, the same in every
-// CTA of a cluster (a multicast stage must hold the same k-block in each). Once per item: it divides in 64 bits.
-__device__ __forceinline__ int item_k_rotation(const Work& w, int num_tiles) {
 #if K_ROTATE
+// Where a work item's k-loop starts: an offset into its range proportional to its tile, the same in every CTA of a
+// cluster (a multicast stage must hold the same k-block in each). Once per item: it divides in 64 bits.
+__device__ __forceinline__ int item_k_rotation(const Work& w, int num_tiles) {
   return (int)((long long)w.tile * (w.k_end - w.k_begin) / num_tiles);
-#else
-  (void)w;
-  (void)num_tiles;
-  return 0;
-#endif
 }
 
-// The k-block a work item loads at its kb-th step: the same k-blocks, summed in another order when rotated.
+// The k-block a work item loads at its kb-th step: the same k-blocks, summed in another order.
 __device__ __forceinline__ int item_k_block(const Work& w, int kb, int rotation) {
-#if K_ROTATE
   const int r = kb + rotation;
   return r >= w.k_end ? r - (w.k_end - w.k_begin) : r;
-#else
-  (void)w;
-  (void)rotation;
-  return kb;
-#endif
 }
+#define ITEM_K_ROTATION(w) const int rotation = item_k_rotation(w, num_tiles)
+#define ITEM_K_BLOCK(w, kb) item_k_block(w, kb, rotation)
+#else
+// Without K_ROTATE the producer's code is textually what it was before the switch existed (the same cubins).
+#define ITEM_K_ROTATION(w)
+#define ITEM_K_BLOCK(w, kb) (kb)
+#endif
 
 // Producer side of one ring position: claim the bytes on the full barrier, then issue the loads.
 // STAGE_BYTES is every box in full even when a box reaches past M, N or K: TMA writes the whole bounding box into
@@ -648,11 +644,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
         const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
 #endif
-        const int rotation = item_k_rotation(w, num_tiles);
+        ITEM_K_ROTATION(w);
         for (int kb = w.k_begin; kb < w.k_end && early < STAGES; kb++, early++) {
           mbar_arrive_expect_tx(full_bar + 8 * early, STAGE_BYTES);
           load_part(true, &tmA, &tmB, stages + early * STAGE_BYTES, full_bar + 8 * early, m_row, n_col,
-                    item_k_block(w, kb, rotation) * TILE_K, rank, policy);
+                    ITEM_K_BLOCK(w, kb) * TILE_K, rank, policy);
         }
       }
       grid_dependency_wait();
@@ -666,7 +662,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
         const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
 #endif
-        const int rotation = item_k_rotation(w, num_tiles);
+        ITEM_K_ROTATION(w);
         for (int kb = w.k_begin; kb < ITEM_K_END(w); kb++, pos++) {
           const u32 s = pos % STAGES, lap = pos / STAGES;
           // Empty barriers start released: waiting on the parity before phase 0 returns at once.
@@ -690,8 +686,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
           const bool weights_loaded = false;
 #endif
-          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, item_k_block(w, kb, rotation), rank, policy,
-                     weights_loaded);
+          fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, ITEM_K_BLOCK(w, kb), rank, policy, weights_loaded);
         }
       }
 #if STREAM_ONLY
