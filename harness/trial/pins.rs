@@ -530,9 +530,10 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// round-robin to its warps (c026bf9, tools/sweeps/h81-interleave.txt): the pin of `beyond::skinny_interleave`;
 /// where `auto`'s M = 1 kernel loses to the read floor (c83e681 tools/sweeps/h82-gap.txt, fbf50d1
 /// tools/sweeps/h84-order.txt, 8c9318b tools/sweeps/h86-resident.txt): the pins of the microbench's
-/// `read_floor::gemm_order*`, `read_floor::auto_loads*`, `read_floor::streamk*` and `stages::two_ctas_an_sm`; the
-/// k-loops started at spread columns (c83e681, tools/sweeps/h83-k-rotate.txt): the pins of `beyond::k_rotate`.
-const SWEEPS: [(&str, &str); 54] = [
+/// `read_floor::gemm_order*`, `read_floor::auto_loads*`, `read_floor::streamk*` and `stages::two_ctas_an_sm`.
+/// (H83's sweep, c83e681, ran a `k_rotate=1` that divided once per k-block: `beyond::k_rotate` is pinned from
+/// `SUITE_REPINS` instead.)
+const SWEEPS: [(&str, &str); 49] = [
     (
         "8c9318b/h86-resident/runs/compare-20261201T055608Z",
         include_str!("../../results/h200/8c9318b/h86-resident/runs/compare-20261201T055608Z.json"),
@@ -560,26 +561,6 @@ const SWEEPS: [(&str, &str); 54] = [
     (
         "c83e681/h82-gap/runs/compare-20261201T054615Z",
         include_str!("../../results/h200/c83e681/h82-gap/runs/compare-20261201T054615Z.json"),
-    ),
-    (
-        "c83e681/h83-k-rotate/runs/compare-20261201T054617Z",
-        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054617Z.json"),
-    ),
-    (
-        "c83e681/h83-k-rotate/runs/compare-20261201T054619Z",
-        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054619Z.json"),
-    ),
-    (
-        "c83e681/h83-k-rotate/runs/compare-20261201T054622Z",
-        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054622Z.json"),
-    ),
-    (
-        "c83e681/h83-k-rotate/runs/compare-20261201T054624Z",
-        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054624Z.json"),
-    ),
-    (
-        "c83e681/h83-k-rotate/runs/compare-20261201T054627Z",
-        include_str!("../../results/h200/c83e681/h83-k-rotate/runs/compare-20261201T054627Z.json"),
     ),
     (
         "fbf50d1/h84-order/runs/compare-20261201T055221Z",
@@ -858,6 +839,30 @@ pub fn sweep_pin_across_hosts(compare_trial: &str, trial: &str, floor: f64) -> E
         PARSED.get_or_init(|| parse(&MICROBENCH_SUITES)),
         trial,
     ));
+    pinned_ratio_from(&runs, floor)
+}
+
+/// The ablations whole-suite run at cd0171e (two shards, one one-GPU host): the first run of `k_rotate=1` as the
+/// switch is built since fbf50d1, its offset divided once per work item. H83's sweep (c83e681) had measured a form
+/// that divided once per k-block inside the producer's loop (its SASS, nvdisasm): 1.05-1.32 of the time without the
+/// switch, where this form took 1.03-1.15.
+const SUITE_REPINS: [(&str, &str); 2] = [
+    (
+        "ablations-20261201T061253Z",
+        include_str!("../../results/h200/ablations-20261201T061253Z.json"),
+    ),
+    (
+        "ablations-20261201T062116Z",
+        include_str!("../../results/h200/ablations-20261201T062116Z.json"),
+    ),
+];
+
+/// A trial's ratio pinned from the whole-suite run that first ran its kernel in its current form (`SUITE_REPINS`),
+/// within `floor` at least.
+pub fn suite_run_pin(trial: &str, floor: f64) -> Expectation {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let runs = estimates(PARSED.get_or_init(|| parse(&SUITE_REPINS)), trial);
+    assert!(!runs.is_empty(), "{trial}: no run in SUITE_REPINS holds it");
     pinned_ratio_from(&runs, floor)
 }
 
