@@ -21,7 +21,10 @@ mod steps;
 
 use checks::{any_m, faults, noise, reference_and_dtypes, reliability, sanitize};
 use past_seed::past_seed;
-use small_m::{auto_correct, k_rotate, pdl, skinny, skinny_correct, skinny_interleave, small_m};
+use small_m::{
+    auto_correct, k_rotate, no_token_cluster, pdl, skinny, skinny_correct, skinny_interleave,
+    small_m,
+};
 use steps::{isolation, steps, switches};
 
 /// Your own hypotheses: a configuration difference and an expected verdict with its reason. Add yours here.
@@ -53,6 +56,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
         skinny(),
         vec![skinny_interleave()],
         k_rotate(),
+        vec![no_token_cluster()],
         isolation(),
         switches(),
         reliability(),

@@ -1254,3 +1254,22 @@ pub(crate) fn k_rotate() -> Vec<GpuTrial> {
     })
     .collect()
 }
+
+/// `auto`'s M = 1 kernel without its 2-CTA cluster (each CTA loads its own 16-row token box instead of half of it
+/// multicast to both), against `auto`'s (H88(c): 1-3% faster; the pair's rings drain at the slower CTA's pace):
+/// 3.2% faster [2.1, 4.3] in the sweep (6e92dc3), the range's edge; pinned from it. `auto` keeps the cluster until
+/// the rule is refitted over M with the whole suite.
+pub(crate) fn no_token_cluster() -> GpuTrial {
+    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::trial::pins::sweep_pin;
+    let base = auto_spec(&shape("decode_m1"), H200_SMS).0;
+    let alone = base.replace("cluster=2,", "cluster=1,");
+    assert_ne!(alone, base, "auto's kernel at M = 1 runs on 2-CTA clusters");
+    spec_pair(
+        "beyond::no_token_cluster::decode_m1",
+        &base,
+        &alone,
+        "decode_m1",
+        sweep_pin(&format!("compare::{alone}::{base}::decode_m1"), 0.03),
+    )
+}

@@ -606,7 +606,7 @@ fn read_floor_trials() -> Vec<GpuTrial> {
     ]
 }
 
-/// 13. Where `auto`'s M = 1 kernel loses its 8% to the read floor (H82, H84, H86).
+/// 13. Where `auto`'s M = 1 kernel loses its 8% to the read floor (H82, H84, H86, H88).
 ///
 /// Each pinned from the sweep that refuted it: the floor read in the GEMMs' order (`stream:rows=R`: a CTA per block of weight rows, a k-block of
 /// each at a time) takes the linear floor's time, so the order is not it; `auto`'s loads alone take 1.06 of that
@@ -696,6 +696,20 @@ fn floor_gap_trials() -> Vec<GpuTrial> {
             spec(&format!("{m1},streamk=1")),
             "decode_m1",
             "H82(d): the whole kernel with stream-K 0-3% faster (the partials' reduction costing part of the balance)",
+        ),
+        // H88(a), confirmed (2.9% faster): the pair's shared token box couples the two CTAs' rings.
+        compare(
+            "loads_only::no_token_cluster::decode_m1",
+            spec(&loads),
+            spec(&loads.replace("cluster=2,", "cluster=1,")),
+            "decode_m1",
+            sweep_pin(
+                &format!(
+                    "compare::{}::{loads}::decode_m1",
+                    loads.replace("cluster=2,", "cluster=1,")
+                ),
+                0.03,
+            ),
         ),
         compare(
             "stages::two_ctas_an_sm::decode_m1",

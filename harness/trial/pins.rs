@@ -532,8 +532,21 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// tools/sweeps/h84-order.txt, 8c9318b tools/sweeps/h86-resident.txt): the pins of the microbench's
 /// `read_floor::gemm_order*`, `read_floor::auto_loads*`, `read_floor::streamk*` and `stages::two_ctas_an_sm`.
 /// (H83's sweep, c83e681, ran a `k_rotate=1` that divided once per k-block: `beyond::k_rotate` is pinned from
-/// `SUITE_REPINS` instead.)
-const SWEEPS: [(&str, &str); 49] = [
+/// `SUITE_REPINS` instead.) `auto`'s M = 1 kernel without its token cluster (6e92dc3,
+/// tools/sweeps/h88-cluster-m1.txt): the pins of `beyond::no_token_cluster` and `loads_only::no_token_cluster`.
+const SWEEPS: [(&str, &str); 51] = [
+    (
+        "6e92dc3/h88-cluster-m1/runs/compare-20261201T063615Z",
+        include_str!(
+            "../../results/h200/6e92dc3/h88-cluster-m1/runs/compare-20261201T063615Z.json"
+        ),
+    ),
+    (
+        "6e92dc3/h88-cluster-m1/runs/compare-20261201T063618Z",
+        include_str!(
+            "../../results/h200/6e92dc3/h88-cluster-m1/runs/compare-20261201T063618Z.json"
+        ),
+    ),
     (
         "8c9318b/h86-resident/runs/compare-20261201T055608Z",
         include_str!("../../results/h200/8c9318b/h86-resident/runs/compare-20261201T055608Z.json"),
