@@ -134,13 +134,20 @@ pub fn show_trials() -> Vec<Trial> {
         };
         (rung.name(), "gemm_kernel", Box::new(shown) as Box<Shown>)
     });
-    let outside = ["stream", "skinny"].map(|spec| {
+    // The two kernels' defaults, and the switches that add code paths of their own (H90, H91).
+    let outside = [
+        "stream",
+        "skinny",
+        "stream:mmas=8",
+        "skinny:ring=4,unroll=2,split=4",
+    ]
+    .map(|spec| {
         let shown = move |everything| {
             let v = VariantSpec::outside_ladder(spec).expect("a kernel outside the ladder")?;
             v.outside_ladder_shown(DType::F16, everything)
                 .expect("a kernel outside the ladder can be shown")
         };
-        let entry = if spec == "stream" {
+        let entry = if spec.starts_with("stream") {
             "stream_read_kernel"
         } else {
             "skinny_kernel"

@@ -371,6 +371,29 @@ __device__ __forceinline__ uint4 ld_global_nc_v4_cached(const void* p) {
   return v;
 }
 
+// ---------------------------------------------------------------- cp.async (16 bytes, global to shared)
+// Each copies 16 bytes to shared address `dst`, or writes 16 zero bytes without reading `src` when `valid` is false
+// (src-size 0; `src` must still be a global address). `.cg` bypasses L1 (data read once), `_hint` adds an L2 cache
+// policy, `_ca` keeps the line in L1 (data every warp reads). An LDGSTS holds no register once issued, so the
+// compiler has no reason to move it below the code after it, as it moves register loads (H87).
+__device__ __forceinline__ void cp_async_16_hint(u32 dst, const void* src, bool valid, u64 policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(dst), "l"(src),
+               "r"(valid ? 16 : 0), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_16(u32 dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_16_ca(u32 dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Until at most N of this thread's most recent groups are still in flight; what landed is visible to this thread.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
 // Two fp32 values rounded to the 16-bit type and packed, the first in the low half.
 __device__ __forceinline__ u32 pack2(float lo, float hi) {
   u32 r;

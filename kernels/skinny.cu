@@ -16,10 +16,15 @@
 //   SK_PDL          1: launched under PDL: wait for the previous grid, then let the next one start its set-up
 //   SK_INTERLEAVE   1: the k-steps dealt to the warps in turns of SK_UNROLL, so that the CTA's warps read one long
 //                   run of each row together (H81); 0: each warp a contiguous slice of K
+//   SK_RING         0: each turn's loads go to registers, and the MMAs wait for them. R >= 2: they go through a
+//                   ring of R turns in shared memory, each thread its own slots, copied by cp.async: the loads of
+//                   the next R - 1 turns are in flight while a turn's MMAs run (H91)
 // DTYPE_BF16 picks the MMA's input type.
 
 #define SK_ROWS 16
 #define SK_THREADS (32 * SK_SPLIT)
+// 16-byte slots a thread fills per turn: SK_UNROLL k-steps of two weight chunks and SK_TOKEN_TILES token chunks.
+#define SK_SLOTS (SK_UNROLL * (2 + SK_TOKEN_TILES))
 
 extern "C" __global__ void __launch_bounds__(SK_THREADS) skinny_kernel(const u16* __restrict__ a,
                                                                       const u16* __restrict__ b, u16* c, int ldc,
@@ -59,6 +64,67 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS) skinny_kernel(const u16
 #pragma unroll
   for (int t = 0; t < SK_TOKEN_TILES; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
 
+#if SK_RING
+  // Slot j of ring turn r of this thread: (r * SK_SLOTS + j) * SK_THREADS + threadIdx.x, so a warp's 32 slots are
+  // 512 contiguous bytes (conflict-free). Each turn is one cp.async group; a turn past the warp's k-steps copies
+  // nothing and writes zeros.
+  extern __shared__ __align__(16) uint4 sk_ring[];
+  const u32 ring0 = smem_u32(sk_ring + threadIdx.x);
+  const u32 slot_stride = SK_THREADS * 16;
+  auto issue = [&](int r, int s0) {
+#pragma unroll
+    for (int u = 0; u < SK_UNROLL; u++) {
+      const int k = (s0 + u) * 32 + 8 * q;
+      const bool in = s0 + u < s_end && k < K;
+      const long long off = in ? (long long)(s0 + u) * 32 : 0;
+      const u32 at = ring0 + (u32)(r * SK_SLOTS + 2 * u) * slot_stride;
+#if SK_EVICT_FIRST
+      cp_async_16_hint(at, in && row_lo ? w_lo + off : b, in && row_lo, policy);
+      cp_async_16_hint(at + slot_stride, in && row_hi ? w_hi + off : b, in && row_hi, policy);
+#else
+      cp_async_16(at, in && row_lo ? w_lo + off : b, in && row_lo);
+      cp_async_16(at + slot_stride, in && row_hi ? w_hi + off : b, in && row_hi);
+#endif
+#pragma unroll
+      for (int t = 0; t < SK_TOKEN_TILES; t++) {
+        const u32 x_slot = ring0 + (u32)(r * SK_SLOTS + 2 * SK_UNROLL + u * SK_TOKEN_TILES + t) * slot_stride;
+        cp_async_16_ca(x_slot, in && token[t] ? x_at[t] + off : a, in && token[t]);
+      }
+    }
+    cp_async_commit();
+  };
+#pragma unroll
+  for (int r = 0; r < SK_RING - 1; r++) issue(r, s_begin + r * s_stride);
+  int r_read = 0, r_write = SK_RING - 1;
+  for (int s0 = s_begin; s0 < s_end; s0 += s_stride) {
+    // Groups committed so far: SK_RING - 1 + the turns before this one; this turn's has landed when at most
+    // SK_RING - 2 are still in flight.
+    cp_async_wait<SK_RING - 2>();
+    uint4 lo[SK_UNROLL], hi[SK_UNROLL], x[SK_UNROLL][SK_TOKEN_TILES];
+    const uint4* turn = sk_ring + r_read * SK_SLOTS * SK_THREADS + threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < SK_UNROLL; u++) {
+      lo[u] = turn[(2 * u) * SK_THREADS];
+      hi[u] = turn[(2 * u + 1) * SK_THREADS];
+#pragma unroll
+      for (int t = 0; t < SK_TOKEN_TILES; t++) x[u][t] = turn[(2 * SK_UNROLL + u * SK_TOKEN_TILES + t) * SK_THREADS];
+    }
+    // The turn SK_RING - 1 ahead goes into the slots read one turn ago (their values are in registers by now).
+    issue(r_write, s0 + (SK_RING - 1) * s_stride);
+#pragma unroll
+    for (int u = 0; u < SK_UNROLL; u++) {
+#pragma unroll
+      for (int t = 0; t < SK_TOKEN_TILES; t++) {
+        mma_16x8x16(acc[t], lo[u].x, hi[u].x, lo[u].y, hi[u].y, x[u][t].x, x[u][t].y);
+        mma_16x8x16(acc[t], lo[u].z, hi[u].z, lo[u].w, hi[u].w, x[u][t].z, x[u][t].w);
+      }
+    }
+    r_read = r_read + 1 == SK_RING ? 0 : r_read + 1;
+    r_write = r_write + 1 == SK_RING ? 0 : r_write + 1;
+  }
+  // The turns issued past the end wrote zeros into the ring: none may land after the CTA has left.
+  cp_async_wait<0>();
+#else
   const uint4 zero = make_uint4(0, 0, 0, 0);
   for (int s0 = s_begin; s0 < s_end; s0 += s_stride) {
     uint4 lo[SK_UNROLL], hi[SK_UNROLL], x[SK_UNROLL][SK_TOKEN_TILES];
@@ -87,6 +153,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS) skinny_kernel(const u16
       }
     }
   }
+#endif
 
   // The warps' partial sums meet in shared memory; thread i of the CTA then sums entry i (and i + SK_THREADS ...)
   // over the warps. Entry (t, r, lane) is accumulator r of that lane: weight row g (+8 for r >= 2), token

@@ -9,6 +9,9 @@
 //             CTA c owns B's rows [c R, c R + R), and each load step reads one k-block of 128 bytes (8 chunks) of
 //             every one of them, a row's 8 chunks by 8 neighbouring threads (SR_THREADS = 8 R); A (the tokens,
 //             small where this order is asked about) is read linearly first
+//   SR_MMAS   0: the loads are only summed. N > 0 (the linear sweep): after each lap's loads land, a chain of N
+//             dependent mma.sync m16n8k16 on them, as the skinny kernel runs between its loads (H90): what a warp's
+//             compute between one lap's loads and the next costs a weight stream
 
 __device__ __forceinline__ uint4 stream_load(const uint4* p, u64 policy) {
 #if SR_HINT == 0
@@ -85,6 +88,18 @@ extern "C" __global__ void __launch_bounds__(SR_THREADS) stream_read_kernel(cons
 #pragma unroll
     for (int u = 0; u < SR_UNROLL; u++) lap_sum += chunk_sum(v[u]);
     sum += lap_sum;
+#if SR_MMAS
+    // The chain needs every load of the lap: it cannot start before they land, and the next lap's loads are issued
+    // after it, as in the skinny kernel's loop.
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < SR_MMAS; i++) {
+      const uint4 f = v[i % SR_UNROLL];
+      mma_16x8x16(acc, f.x, f.y, f.z, f.w, f.x, f.y);
+    }
+    // Keeps the chain live; no sum of random operands lands on this exact value, so the checksum is untouched.
+    if (acc[0] == 1234567.0f) sum += 1;
+#endif
   }
 #endif
 #pragma unroll

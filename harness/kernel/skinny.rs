@@ -3,6 +3,7 @@
 //! `skinny:split=8,unroll=4,tiles=1,evict_first=1,pdl=1`.
 
 use crate::error::{config_err, Result};
+use crate::kernel::config::HOPPER_SMEM_OPTIN;
 use crate::kernel::problem::{DType, Shape};
 use crate::kernel::source;
 use crate::kernel::spec::{flag, switches, whole};
@@ -26,6 +27,10 @@ pub struct SkinnyConfig {
     /// k-steps dealt to the warps in turns of `unroll` (one long run of each row read by the CTA's warps together,
     /// H81), not a contiguous slice of K a warp.
     pub interleave: bool,
+    /// 0: each turn's loads into registers. R >= 2: through a ring of R turns in shared memory (cp.async), the
+    /// next R - 1 turns' loads in flight while a turn's MMAs run (H91).
+    #[serde(default)]
+    pub ring: u32,
 }
 
 impl Default for SkinnyConfig {
@@ -38,6 +43,7 @@ impl Default for SkinnyConfig {
             evict_first: true,
             pdl: true,
             interleave: false,
+            ring: 0,
         }
     }
 }
@@ -56,10 +62,11 @@ impl SkinnyConfig {
                     "evict_first" => c.evict_first = flag(spec, key, value)?,
                     "pdl" => c.pdl = flag(spec, key, value)?,
                     "interleave" => c.interleave = flag(spec, key, value)?,
+                    "ring" => c.ring = whole(spec, key, value)?,
                     _ => {
                         return config_err(format!(
                             "unknown skinny switch `{key}` in `{spec}`: the switches are split, unroll, tiles, \
-                             evict_first, pdl, interleave"
+                             evict_first, pdl, interleave, ring"
                         ))
                     }
                 }
@@ -81,13 +88,44 @@ impl SkinnyConfig {
                 self.unroll
             ));
         }
+        if self.ring == 1 || self.ring > 8 {
+            return config_err(format!(
+                "skinny: ring must be 0 (loads into registers) or 2..8 turns in shared memory, got {}",
+                self.ring
+            ));
+        }
         if !(1..=4).contains(&self.token_tiles) {
             return config_err(format!(
                 "skinny: tiles must be 1..4 tiles of 8 tokens (M <= 32), got {}",
                 self.token_tiles
             ));
         }
+        let ring = self.ring_bytes();
+        if ring + self.partial_bytes() > HOPPER_SMEM_OPTIN {
+            return config_err(format!(
+                "skinny: a ring of {} turns takes {ring} B of shared memory ({} threads x {} slots of 16 B a turn), \
+                 over the {HOPPER_SMEM_OPTIN} B a CTA may have with the partial sums",
+                self.ring,
+                self.threads(),
+                self.slots()
+            ));
+        }
         Ok(())
+    }
+
+    /// 16-byte slots a thread fills per turn: two weight chunks and a token chunk per tile, per k-step.
+    fn slots(&self) -> u32 {
+        self.unroll * (2 + self.token_tiles)
+    }
+
+    /// The cp.async ring's dynamic shared memory (0 without one).
+    pub fn ring_bytes(&self) -> u32 {
+        self.ring * self.slots() * 16 * self.threads()
+    }
+
+    /// The warps' partial sums (static shared memory).
+    fn partial_bytes(&self) -> u32 {
+        self.split * self.token_tiles * 4 * 32 * 4
     }
 
     /// M up to 8 x tiles, K a multiple of 8 (whole 16-byte chunks), any N; sizes that fit its 32-bit indices.
@@ -116,17 +154,22 @@ impl SkinnyConfig {
         Ok(())
     }
 
-    /// The spec that builds it; `interleave` only where set, so that labels measured before it existed still name
-    /// the same kernel.
+    /// The spec that builds it; `interleave` and `ring` only where set, so that labels measured before they existed
+    /// still name the same kernel.
     pub fn label(&self) -> String {
         format!(
-            "skinny:split={},unroll={},tiles={},evict_first={},pdl={}{}",
+            "skinny:split={},unroll={},tiles={},evict_first={},pdl={}{}{}",
             self.split,
             self.unroll,
             self.token_tiles,
             u32::from(self.evict_first),
             u32::from(self.pdl),
-            if self.interleave { ",interleave=1" } else { "" }
+            if self.interleave { ",interleave=1" } else { "" },
+            if self.ring > 0 {
+                format!(",ring={}", self.ring)
+            } else {
+                String::new()
+            }
         )
     }
 
@@ -148,6 +191,7 @@ impl SkinnyConfig {
             ("SK_EVICT_FIRST", u32::from(self.evict_first).to_string()),
             ("SK_PDL", u32::from(self.pdl).to_string()),
             ("SK_INTERLEAVE", u32::from(self.interleave).to_string()),
+            ("SK_RING", self.ring.to_string()),
         ]);
         d
     }
@@ -189,6 +233,19 @@ mod tests {
             i.label(),
             "skinny:split=8,unroll=4,tiles=1,evict_first=1,pdl=1,interleave=1"
         );
+        let r = SkinnyConfig::parse("skinny:ring=4,unroll=2")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            r.label(),
+            "skinny:split=8,unroll=2,tiles=1,evict_first=1,pdl=1,ring=4"
+        );
+        // 4 turns x 6 slots of 16 B x 256 threads.
+        assert_eq!(r.ring_bytes(), 4 * 6 * 16 * 256);
+        assert!(r
+            .defines(DType::F16)
+            .contains(&("SK_RING", "4".to_string())));
+        assert_eq!(SkinnyConfig::default().ring_bytes(), 0);
         assert!(SkinnyConfig::parse("stream").is_none());
         assert!(SkinnyConfig::parse("rung10").is_none());
     }
@@ -202,6 +259,8 @@ mod tests {
         assert!(err("skinny:pdl=2").contains("0 or 1"));
         assert!(err("skinny:unroll=x").contains("not a whole number"));
         assert!(err("skinny:rows=32").contains("unknown skinny switch"));
+        assert!(err("skinny:ring=1").contains("ring must be 0"));
+        assert!(err("skinny:ring=8,unroll=8,tiles=4").contains("over the"));
         let c = SkinnyConfig::default();
         let shape_err = |m, n, k| {
             c.validate_shape(&Shape::new("s", m, n, k))

@@ -52,6 +52,9 @@ pub struct StreamConfig {
     /// bytes of each per load step, 8 threads a row (threads = 8 R); the grid is then one CTA per R rows.
     #[serde(default)]
     pub rows: u32,
+    /// The linear sweep with a chain of this many dependent `mma.sync` on each lap's loads once they land (H90).
+    #[serde(default)]
+    pub mmas: u32,
 }
 
 impl Default for StreamConfig {
@@ -64,6 +67,7 @@ impl Default for StreamConfig {
             hint: StreamHint::NoAllocate,
             pdl: true,
             rows: 0,
+            mmas: 0,
         }
     }
 }
@@ -83,6 +87,7 @@ impl StreamConfig {
                     "threads" => c.threads = whole(spec, key, value)?,
                     "ctas" => c.ctas_per_sm = whole(spec, key, value)?,
                     "rows" => c.rows = whole(spec, key, value)?,
+                    "mmas" => c.mmas = whole(spec, key, value)?,
                     "pdl" => c.pdl = flag(spec, key, value)?,
                     "hint" => {
                         c.hint = match value {
@@ -99,7 +104,7 @@ impl StreamConfig {
                     _ => {
                         return config_err(format!(
                             "unknown stream switch `{key}` in `{spec}`: the switches are unroll, threads, ctas, \
-                             hint, pdl, rows"
+                             hint, pdl, rows, mmas"
                         ))
                     }
                 }
@@ -136,6 +141,13 @@ impl StreamConfig {
                 self.threads
             ));
         }
+        if self.mmas > 64 || (self.mmas > 0 && self.rows > 0) {
+            return config_err(format!(
+                "stream: mmas (a chain of mma.sync after each lap of the linear sweep) must be 0..64, without rows \
+                 (got mmas={}, rows={})",
+                self.mmas, self.rows
+            ));
+        }
         Ok(())
     }
 
@@ -153,11 +165,14 @@ impl StreamConfig {
 
     /// The linear sweep's label is the one H79's records carry; the GEMMs' order adds its rows.
     pub fn label(&self) -> String {
-        let order = if self.rows > 0 {
+        let mut order = if self.rows > 0 {
             format!(",rows={}", self.rows)
         } else {
             String::new()
         };
+        if self.mmas > 0 {
+            order.push_str(&format!(",mmas={}", self.mmas));
+        }
         format!(
             "stream:unroll={},threads={},ctas={},hint={},pdl={}{order}",
             self.unroll,
@@ -186,6 +201,7 @@ impl StreamConfig {
             ("SR_HINT", self.hint.code().to_string()),
             ("SR_PDL", u32::from(self.pdl).to_string()),
             ("SR_ROWS", self.rows.to_string()),
+            ("SR_MMAS", self.mmas.to_string()),
         ]);
         d
     }
@@ -240,6 +256,8 @@ mod tests {
         assert!(err("stream:depth=4").contains("unknown stream switch"));
         assert!(err("stream:unroll").contains("not key=value"));
         assert!(err("stream:rows=32").contains("threads must be 8 x rows = 256"));
+        assert!(err("stream:mmas=65").contains("must be 0..64"));
+        assert!(err("stream:rows=64,mmas=8").contains("without rows"));
     }
 
     #[test]
@@ -255,6 +273,16 @@ mod tests {
             "stream:unroll=8,threads=512,ctas=2,hint=nc,pdl=1,rows=64"
         );
         assert!(c.defines().contains(&("SR_ROWS", "64".to_string())));
+    }
+
+    #[test]
+    fn a_chain_of_mmas_after_each_lap_is_named_in_the_label() {
+        let c = StreamConfig::parse("stream:mmas=8").unwrap().unwrap();
+        assert_eq!(
+            c.label(),
+            "stream:unroll=8,threads=512,ctas=2,hint=nc,pdl=1,mmas=8"
+        );
+        assert!(c.defines().contains(&("SR_MMAS", "8".to_string())));
     }
 
     #[test]

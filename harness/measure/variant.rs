@@ -423,16 +423,21 @@ impl<'a> SkinnyKernel<'a> {
         let shape = &operands.shape;
         config.validate_shape(shape)?;
         let compiled = compile::compile(label, &config.program(operands.dtype))?;
+        let kernel = Kernel::load(gpu, &compiled, "skinny_kernel")?;
+        let ring = config.ring_bytes();
+        if ring > 0 {
+            kernel.set_dynamic_smem(gpu, ring)?;
+        }
         Ok(SkinnyKernel {
             label: label.to_string(),
             config: config.clone(),
             report: compiled.report.clone(),
-            kernel: Kernel::load(gpu, &compiled, "skinny_kernel")?,
+            kernel,
             operands,
             shape: LaunchShape {
                 grid: config.grid(shape),
                 block: config.threads(),
-                smem: 0,
+                smem: ring,
                 cluster: 1,
                 pdl: config.pdl,
             },
