@@ -97,8 +97,9 @@ extern "C" __global__ void __launch_bounds__(SR_THREADS) stream_read_kernel(cons
       const uint4 f = v[i % SR_UNROLL];
       mma_16x8x16(acc, f.x, f.y, f.z, f.w, f.x, f.y);
     }
-    // Keeps the chain live; no sum of random operands lands on this exact value, so the checksum is untouched.
-    if (acc[0] == 1234567.0f) sum += 1;
+    // Keeps the chain live without touching the checksum: the GPU's arithmetic makes only the canonical NaN
+    // (0x7fffffff), never this payload, so the test is never true, and the compiler cannot know that.
+    if (__float_as_uint(acc[0]) == 0x7fc00001u) sum += 1;
 #endif
   }
 #endif
