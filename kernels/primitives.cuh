@@ -381,13 +381,17 @@ __device__ __forceinline__ void cp_async_16_hint(u32 dst, const void* src, bool 
                "r"(valid ? 16 : 0), "l"(policy)
                : "memory");
 }
+
 __device__ __forceinline__ void cp_async_16(u32 dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
 }
+
 __device__ __forceinline__ void cp_async_16_ca(u32 dst, const void* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
 }
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
 // Until at most N of this thread's most recent groups are still in flight; what landed is visible to this thread.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
