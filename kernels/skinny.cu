@@ -26,6 +26,20 @@
 // 16-byte slots a thread fills per turn: SK_UNROLL k-steps of two weight chunks and SK_TOKEN_TILES token chunks.
 #define SK_SLOTS (SK_UNROLL * (2 + SK_TOKEN_TILES))
 
+// One turn's MMAs: two m16n8k16 a k-step and token tile (k = 2q, 2q + 1, 2q + 8, 2q + 9, then the rest).
+__device__ __forceinline__ void sk_mma_turn(float (&acc)[SK_TOKEN_TILES][4], const uint4 (&lo)[SK_UNROLL],
+                                            const uint4 (&hi)[SK_UNROLL],
+                                            const uint4 (&x)[SK_UNROLL][SK_TOKEN_TILES]) {
+#pragma unroll
+  for (int u = 0; u < SK_UNROLL; u++) {
+#pragma unroll
+    for (int t = 0; t < SK_TOKEN_TILES; t++) {
+      mma_16x8x16(acc[t], lo[u].x, hi[u].x, lo[u].y, hi[u].y, x[u][t].x, x[u][t].y);
+      mma_16x8x16(acc[t], lo[u].z, hi[u].z, lo[u].w, hi[u].w, x[u][t].z, x[u][t].w);
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(SK_THREADS) skinny_kernel(const u16* __restrict__ a,
                                                                       const u16* __restrict__ b, u16* c, int ldc,
                                                                       int M, int N, int K) {
@@ -111,14 +125,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS) skinny_kernel(const u16
     }
     // The turn SK_RING - 1 ahead goes into the slots read one turn ago (their values are in registers by now).
     issue(r_write, s0 + (SK_RING - 1) * s_stride);
-#pragma unroll
-    for (int u = 0; u < SK_UNROLL; u++) {
-#pragma unroll
-      for (int t = 0; t < SK_TOKEN_TILES; t++) {
-        mma_16x8x16(acc[t], lo[u].x, hi[u].x, lo[u].y, hi[u].y, x[u][t].x, x[u][t].y);
-        mma_16x8x16(acc[t], lo[u].z, hi[u].z, lo[u].w, hi[u].w, x[u][t].z, x[u][t].w);
-      }
-    }
+    sk_mma_turn(acc, lo, hi, x);
     r_read = r_read + 1 == SK_RING ? 0 : r_read + 1;
     r_write = r_write + 1 == SK_RING ? 0 : r_write + 1;
   }
@@ -144,14 +151,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS) skinny_kernel(const u16
       for (int t = 0; t < SK_TOKEN_TILES; t++)
         x[u][t] = in && token[t] ? ld_global_nc_v4_cached(x_at[t] + off) : zero;
     }
-#pragma unroll
-    for (int u = 0; u < SK_UNROLL; u++) {
-#pragma unroll
-      for (int t = 0; t < SK_TOKEN_TILES; t++) {
-        mma_16x8x16(acc[t], lo[u].x, hi[u].x, lo[u].y, hi[u].y, x[u][t].x, x[u][t].y);
-        mma_16x8x16(acc[t], lo[u].z, hi[u].z, lo[u].w, hi[u].w, x[u][t].z, x[u][t].w);
-      }
-    }
+    sk_mma_turn(acc, lo, hi, x);
   }
 #endif
 
