@@ -630,6 +630,8 @@ fn floor_gap_trials() -> Vec<GpuTrial> {
     let auto = |s: &str| auto_spec(&shape(s), H200_SMS).0;
     let m1 = auto("decode_m1");
     let loads = format!("{m1},mma=0");
+    // The same loads without the 2-CTA token cluster (H88).
+    let loads_alone = loads.replace("cluster=2,", "cluster=1,");
     // Each trial runs the pair its sweep ran, so the sweep's record holds the pin.
     let pinned = |name: &str, base: VariantSpec, cand: VariantSpec, s: &str, hypothesis: &str| {
         let pin = sweep_pin(
@@ -701,15 +703,9 @@ fn floor_gap_trials() -> Vec<GpuTrial> {
         compare(
             "loads_only::no_token_cluster::decode_m1",
             spec(&loads),
-            spec(&loads.replace("cluster=2,", "cluster=1,")),
+            spec(&loads_alone),
             "decode_m1",
-            sweep_pin(
-                &format!(
-                    "compare::{}::{loads}::decode_m1",
-                    loads.replace("cluster=2,", "cluster=1,")
-                ),
-                0.03,
-            ),
+            sweep_pin(&format!("compare::{loads_alone}::{loads}::decode_m1"), 0.03),
         ),
         compare(
             "stages::two_ctas_an_sm::decode_m1",
