@@ -22,8 +22,8 @@ mod steps;
 use checks::{any_m, faults, noise, reference_and_dtypes, reliability, sanitize};
 use past_seed::past_seed;
 use small_m::{
-    auto_correct, k_rotate, no_token_cluster, pdl, skinny, skinny_correct, skinny_interleave,
-    small_m,
+    auto_correct, auto_small_m_vs_cublas, k_rotate, no_token_cluster, pdl, skinny, skinny_correct,
+    skinny_interleave, skinny_ring, small_m,
 };
 use steps::{isolation, steps, switches};
 
@@ -56,7 +56,9 @@ fn gpu_trials() -> Vec<GpuTrial> {
         skinny(),
         vec![skinny_interleave()],
         k_rotate(),
-        vec![no_token_cluster()],
+        no_token_cluster(),
+        vec![skinny_ring()],
+        auto_small_m_vs_cublas(),
         isolation(),
         switches(),
         reliability(),

@@ -1137,7 +1137,7 @@ pub(crate) fn skinny_correct() -> Vec<GpuTrial> {
 /// sweep that did (e7f7856), the hypothesis beside it. With 8 k-steps in flight (a sweep, no hypothesis written
 /// first, 979d348) it ties `auto`'s kernel at M = 1.
 pub(crate) fn skinny() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    use harness::kernel::dispatch::{auto_variant_before_h89, H200_SMS};
     use harness::kernel::skinny::SkinnyConfig;
     use harness::trial::pins::sweep_pin;
     let h80 = "ablations/HYPOTHESES.md H80: the stream's loads are the MMAs' fragments, with no shared-memory ring, \
@@ -1156,7 +1156,7 @@ pub(crate) fn skinny() -> Vec<GpuTrial> {
     ]
     .into_iter()
     .map(|(word, s, tiles, unroll, hypothesis)| {
-        let (label, config) = auto_variant(&shape(s), H200_SMS);
+        let (label, config) = auto_variant_before_h89(&shape(s), H200_SMS);
         let skinny = SkinnyConfig {
             token_tiles: tiles,
             unroll,
@@ -1222,7 +1222,7 @@ pub(crate) fn skinny_interleave() -> GpuTrial {
 /// per k-block in the producer's loop, 5-32% slower; the switch as built since divides once per work item, and its
 /// first whole-suite run (cd0171e) measured 2.5-15% slower: pinned from that run.
 pub(crate) fn k_rotate() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
     use harness::trial::pins::suite_run_pin;
     let h83 = "ablations/HYPOTHESES.md H83: every CTA walks its rows from k = 0 in step, so the loads in flight are \
                one band 1 KB wide at the same column of every row; spread over the columns, more DRAM channels";
@@ -1240,7 +1240,7 @@ pub(crate) fn k_rotate() -> Vec<GpuTrial> {
     ]
     .into_iter()
     .map(|(s, expected)| {
-        let base = auto_spec(&shape(s), H200_SMS).0;
+        let base = auto_spec_before_h89(&shape(s), H200_SMS).0;
         let rotated = format!("{base},k_rotate=1");
         let name = format!("beyond::k_rotate::{s}");
         let pin = suite_run_pin(&name, 0.04);
@@ -1255,21 +1255,123 @@ pub(crate) fn k_rotate() -> Vec<GpuTrial> {
     .collect()
 }
 
-/// `auto`'s M = 1 kernel without its 2-CTA cluster (each CTA loads its own 16-row token box instead of half of it
-/// multicast to both), against `auto`'s (H88(c): 1-3% faster; the pair's rings drain at the slower CTA's pace):
-/// 3.2% faster [2.1, 4.3] in the sweep (6e92dc3), the range's edge; pinned from it. `auto` keeps the cluster until
-/// the rule is refitted over M with the whole suite.
-pub(crate) fn no_token_cluster() -> GpuTrial {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+/// `auto`'s kernel before H89 without its 2-CTA cluster (each CTA loads its own token box instead of half of it
+/// multicast to both), against the same kernel on the pair. At M = 1 H88(c) expected 1-3% faster (the pair's rings
+/// drain at the slower CTA's pace): 3.2% faster [2.1, 4.3] in its sweep (6e92dc3), pinned from it. Over M, H89
+/// expected 1.5-3% faster at M <= 16, no change at 32-48 and 2-5% slower at 64-96: never slower, 1.8-5.2% faster
+/// (697fd3a), pinned from that sweep with the refuted parts beside. `auto` has run without the cluster since.
+pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
     use harness::trial::pins::sweep_pin;
-    let base = auto_spec(&shape("decode_m1"), H200_SMS).0;
-    let alone = base.replace("cluster=2,", "cluster=1,");
-    assert_ne!(alone, base, "auto's kernel at M = 1 runs on 2-CTA clusters");
-    spec_pair(
-        "beyond::no_token_cluster::decode_m1",
-        &base,
-        &alone,
+    let h89 = "ablations/HYPOTHESES.md H89: what the cluster saves (half of each stage's token box read from L2) \
+               weighs more as M grows";
+    [
+        // The sweep that pinned each, by the shape its line named.
+        ("decode_m1", "decode_m1", None),
+        ("decode_m8", "8x8192x8192", None),
+        ("decode_m16", "16x8192x8192", None),
+        (
+            "decode_m32",
+            "32x8192x8192",
+            Some("(b) no change at M = 32"),
+        ),
+        (
+            "decode_m64",
+            "64x8192x8192",
+            Some("(c) 2-5% slower at M = 64"),
+        ),
+        (
+            "96x8192x8192",
+            "96x8192x8192",
+            Some("(c) 2-5% slower at M = 96"),
+        ),
+    ]
+    .into_iter()
+    .map(|(s, swept, refuted)| {
+        let base = auto_spec_before_h89(&shape(s), H200_SMS).0;
+        let alone = base.replacen("cluster=2,", "cluster=1,", 1);
+        assert_ne!(
+            alone, base,
+            "{s}: auto's kernel before H89 runs on 2-CTA clusters"
+        );
+        let pin = sweep_pin(&format!("compare::{alone}::{base}::{swept}"), 0.03);
+        spec_pair(
+            &format!("beyond::no_token_cluster::{s}"),
+            &base,
+            &alone,
+            s,
+            match refuted {
+                Some(part) => pin.refuting(format!("{part} ({h89})")),
+                None => pin,
+            },
+        )
+    })
+    .collect()
+}
+
+/// The skinny kernel's loads through a per-thread cp.async ring (`ring=4`, 4 warps a CTA so that all 512 CTAs are
+/// resident), against the kernel `auto` ran then: H91(b) expected 5-8% faster at M = 1; 13.5% slower in its sweep
+/// (697fd3a), pinned from it.
+pub(crate) fn skinny_ring() -> GpuTrial {
+    use harness::kernel::dispatch::{auto_variant_before_h89, H200_SMS};
+    use harness::kernel::skinny::SkinnyConfig;
+    use harness::trial::pins::sweep_pin;
+    let (label, config) = auto_variant_before_h89(&shape("decode_m1"), H200_SMS);
+    let ring = SkinnyConfig {
+        split: 4,
+        unroll: 2,
+        ring: 4,
+        ..SkinnyConfig::default()
+    };
+    compare(
+        "beyond::skinny_ring::decode_m1",
+        VariantSpec::gemm(label.clone(), config),
+        VariantSpec::Skinny {
+            name: ring.label(),
+            config: ring.clone(),
+        },
         "decode_m1",
-        sweep_pin(&format!("compare::{alone}::{base}::decode_m1"), 0.03),
+        sweep_pin(&format!("compare::{}::{label}::decode_m1", ring.label()), 0.03).refuting(
+            "ablations/HYPOTHESES.md H91(b): 5-8% faster than `auto`'s kernel (3 turns of loads kept in flight \
+             across the MMAs, which ptxas cannot sink as it did H87's registers)",
+        ),
     )
+}
+
+/// `auto` without its token cluster (H89) against cuBLAS at M = 1 to 96 (N = K = 8192): H92(b), written before any
+/// GPU ran `auto`'s new kernels, 0.95-1.02 of cuBLAS's time (the old ratios times H89's).
+pub(crate) fn auto_small_m_vs_cublas() -> Vec<GpuTrial> {
+    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    use harness::trial::expect::{Expect, Expectation};
+    [
+        "decode_m1",
+        "decode_m8",
+        "decode_m16",
+        "decode_m32",
+        "48x8192x8192",
+        "decode_m64",
+        "80x8192x8192",
+        "96x8192x8192",
+    ]
+    .into_iter()
+    .map(|s| {
+        let (label, config) = auto_variant(&shape(s), H200_SMS);
+        // [0.95, 1.02] as a window about its geometric middle.
+        let ratio = (0.95f64 * 1.02).sqrt();
+        compare(
+            &format!("beyond::auto_vs_cublas::{s}"),
+            VariantSpec::Cublas,
+            VariantSpec::gemm(label, config),
+            s,
+            Expectation::hypothesis(
+                Expect::RatioNear {
+                    ratio,
+                    tolerance: 1.02 / ratio - 1.0,
+                },
+                "ablations/HYPOTHESES.md H92(b): `auto` without its token cluster 0.95-1.02 of cuBLAS's time at \
+                 M = 1-96 (1.00-1.04 with it, H25's sweeps, times H89's 0.95-0.98)",
+            ),
+        )
+    })
+    .collect()
 }

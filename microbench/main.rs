@@ -516,16 +516,23 @@ fn clock_trials() -> Vec<GpuTrial> {
 /// 12. The read floor (H79): a kernel that only reads A and B once (kernels/stream_read.cu).
 ///
 /// The floor a weight stream is held against, against `auto`'s kernel at M = 1 and 128 and against its own
-/// switches. Every expectation is H79 as written (each confirmed at ced21d7).
+/// switches: H79 as written (each confirmed at ced21d7), on the kernels `auto` ran then; `auto`'s kernel since H89
+/// against H92(a); a chain of MMAs each lap pinned from H90's sweep, which refuted it.
 fn read_floor_trials() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    use harness::kernel::dispatch::{auto_variant, auto_variant_before_h89, H200_SMS};
     use harness::kernel::stream::{StreamConfig, StreamHint};
+    use harness::trial::pins::sweep_pin;
     let stream = |config: StreamConfig| VariantSpec::Stream {
         name: config.label(),
         config,
     };
     let floor = || stream(StreamConfig::default());
+    // The kernel H79 was written about: `auto`'s before H89 dropped its token cluster.
     let auto = |s: &str| {
+        let (label, config) = auto_variant_before_h89(&shape(s), H200_SMS);
+        VariantSpec::gemm(label, config)
+    };
+    let auto_now = |s: &str| {
         let (label, config) = auto_variant(&shape(s), H200_SMS);
         VariantSpec::gemm(label, config)
     };
@@ -545,7 +552,37 @@ fn read_floor_trials() -> Vec<GpuTrial> {
         change(&mut c);
         stream(c)
     };
+    let mma_chain = with(|c| c.mmas = 8);
     vec![
+        compare(
+            "read_floor::auto_after_h89::decode_m1",
+            floor(),
+            auto_now("decode_m1"),
+            "decode_m1",
+            Expectation::hypothesis(
+                between(1.02, 1.07),
+                "ablations/HYPOTHESES.md H92(a): `auto` without its token cluster takes 1.02-1.07 of the read \
+                 floor's time at M = 1 (1.083 with it, at cd0171e, times H89's 0.963)",
+            ),
+        ),
+        compare(
+            "read_floor::mma_chain::decode_m1",
+            floor(),
+            mma_chain.clone(),
+            "decode_m1",
+            sweep_pin(
+                &format!(
+                    "compare::{}::{}::decode_m1",
+                    mma_chain.name(),
+                    floor().name()
+                ),
+                0.02,
+            )
+            .refuting(
+                "ablations/HYPOTHESES.md H90(b): a chain of 8 dependent mma.sync after each lap's loads, before the \
+                 next lap's, 1.05-1.10 of the floor's time (the skinny kernel's bubble)",
+            ),
+        ),
         compare(
             "read_floor::auto::decode_m1",
             floor(),
@@ -613,7 +650,7 @@ fn read_floor_trials() -> Vec<GpuTrial> {
 /// and 1.10 of the linear floor; stream-K's even shares are slower, loads alone and whole; a ring deep enough to
 /// keep two CTAs an SM changes nothing at M = 1 and is slower at M = 64.
 fn floor_gap_trials() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
     use harness::kernel::stream::{StreamConfig, StreamHint};
     use harness::trial::pins::sweep_pin;
     let stream = |config: StreamConfig| VariantSpec::Stream {
@@ -627,7 +664,8 @@ fn floor_gap_trials() -> Vec<GpuTrial> {
         hint,
         ..StreamConfig::default()
     };
-    let auto = |s: &str| auto_spec(&shape(s), H200_SMS).0;
+    // The kernel the sweeps measured: `auto`'s before H89 dropped its token cluster.
+    let auto = |s: &str| auto_spec_before_h89(&shape(s), H200_SMS).0;
     let m1 = auto("decode_m1");
     let loads = format!("{m1},mma=0");
     // The same loads without the 2-CTA token cluster (H88).

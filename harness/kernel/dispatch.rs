@@ -18,7 +18,9 @@
 //!   1.00 at 32, 1.01 at 48, 1.03 at 64, 1.04 at 80 and 96, against 1.06-1.16 for the kernels `auto` ran before
 //!   (below; ablations/HYPOTHESES.md H25; results/h200/35f8a86/auto-small-m/, results/h200/ee42796/auto-after-h26/).
 //!   Past M = 96 without the cluster: 1.01 at M = 128 and 1.08 at 192, against 1.13 and 1.20 with it
-//!   (tools/sweeps/ring-and-512.txt, results/h200/347b0c9/ring-and-512/; 1.18 and 1.28 before H25/H26).
+//!   (tools/sweeps/ring-and-512.txt, results/h200/347b0c9/ring-and-512/; 1.18 and 1.28 before H25/H26). Since H89
+//!   without the cluster at every M: paired against the same kernel on the pair, 0.963, 0.981, 0.948, 0.982, 0.982,
+//!   0.982, 0.967, 0.958 of its time at M = 1, 8, 16, 32, 48, 64, 80, 96 (results/h200/697fd3a/h89-cluster-over-m/).
 //! - With more weight rows than that (the MLP's N = 28672), as before H25:
 //! - M <= 32: swap-AB with stream-K over every tile, no cluster, 128 weight rows a CTA, an evict-first policy on the
 //!   weights, 4 stages (two CTAs' rings fit an SM, so the next launch's CTAs are resident before this one ends),
@@ -132,8 +134,21 @@ fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
 
 /// The spec `auto` runs for this shape on a GPU with this many SMs, and the rule that chose it.
 pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
+    let (spec, rule) = rule_by_shape(shape, sm_count, TokenCluster::Never);
+    (with_desc_advance(&with_pair_stores(&spec)), rule)
+}
+
+/// `auto`'s choice as it stood before H89: its swap-AB whole tiles at M <= 96 on 2-CTA clusters multicasting the
+/// tokens. The trials written against `auto`'s small-M kernels before then (H79-H88) take their baselines from it,
+/// so they keep measuring the kernels their pins were measured on.
+pub fn auto_spec_before_h89(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     let (spec, rule) = auto_spec_before_h64(shape, sm_count);
     (with_desc_advance(&spec), rule)
+}
+
+/// `auto_variant` for `auto_spec_before_h89`'s kernel, labelled as `auto` was then.
+pub fn auto_variant_before_h89(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
+    labelled(auto_spec_before_h89(shape, sm_count).0)
 }
 
 /// `auto`'s choice as it stood before H64: the trials written against `auto`'s kernels before then take their
@@ -167,6 +182,23 @@ fn with_pair_stores(spec: &str) -> String {
 /// `auto`'s choice as it stood before H40: the rule by shape, swap-AB kernels with the element stores. The
 /// `beyond::swap_store` trials take their baseline from it.
 pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'static str) {
+    rule_by_shape(shape, sm_count, TokenCluster::UpToM96)
+}
+
+/// Whether the swap-AB whole tiles of 64 weight rows multicast the tokens over 2-CTA clusters at M <= 96 (H25's
+/// choice), or never (H89: without the cluster 1.8-5.2% faster at every M from 1 to 96, never slower).
+#[derive(Clone, Copy, PartialEq)]
+enum TokenCluster {
+    UpToM96,
+    Never,
+}
+
+/// The rule by shape, before the store path and descriptor advance are chosen (`auto_spec`).
+fn rule_by_shape(
+    shape: &Shape,
+    sm_count: u32,
+    token_cluster: TokenCluster,
+) -> (String, &'static str) {
     let clusters = (sm_count / 2).max(1) as usize;
     let cluster_tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
     // The token split that saves 10% against rung 10's modelled cost (taken ahead of stream-K), if any.
@@ -190,11 +222,13 @@ pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'stat
             "M <= 96, 64-row weight tiles filling under 90% of the SMs: swap-AB, stream-K over 64-row tiles, token tile M rounded up to 16 (8 up to M = 8), evict-first weights, PDL",
         )
     } else if one_wave_64 && (shape.m <= 192 && fill_64 >= 0.9 || shape.m <= 160) {
-        // Multicast needs at least 16 tokens (each CTA of the cluster loads half the token tile, a whole 8-row
-        // swizzle atom) and pays only up to M = 96.
+        // The token tile is M rounded up to 16: with H25's cluster each CTA loaded half of it, a whole 8-row
+        // swizzle atom; alone, an 8-row box at M = 1 gained less than the 16-row one (H88(b)).
         let bn = shape.m.next_multiple_of(16);
-        let (cluster, rule) = if shape.m <= 96 {
+        let (cluster, rule) = if shape.m <= 96 && token_cluster == TokenCluster::UpToM96 {
             (2, "M <= 96, the weights in one wave of 64-row tiles filling at least 90% of the SMs: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, tokens multicast, whole tiles, evict-first weights, PDL")
+        } else if shape.m <= 96 {
+            (1, "M <= 96, the weights in one wave of 64-row tiles filling at least 90% of the SMs: swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, no cluster (H89), whole tiles, evict-first weights, PDL")
         } else {
             (1, "96 < M <= 192, the weights in one wave of 64-row tiles (up to M = 160 where they fill under 90% of the SMs): swap-AB, token tile M rounded up to 16, 64 weight rows a CTA, no cluster, whole tiles, evict-first weights, PDL")
         };
@@ -477,7 +511,11 @@ pub fn auto_ranges(
 
 /// `auto` for this shape: the label records carry (`auto=SPEC`) and the configuration.
 pub fn auto_variant(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
-    let (spec, _) = auto_spec(shape, sm_count);
+    labelled(auto_spec(shape, sm_count).0)
+}
+
+/// One of `auto`'s specs as a variant: its label (`auto=SPEC`) and configuration.
+fn labelled(spec: String) -> (String, GemmConfig) {
     let config = parse_spec(&spec).expect("auto's specs parse");
     (format!("auto={spec}"), config)
 }
@@ -560,7 +598,7 @@ mod tests {
         for m in (1..=8192).step_by(7) {
             for n in [1024, 4096, 8192, 28672] {
                 let s = Shape::new("t", m, n, 8192);
-                let (spec, rule) = auto_spec(&s, H200_SMS);
+                let (spec, rule) = auto_spec_before_h89(&s, H200_SMS);
                 let (before, rule_before) = auto_spec_before_h64(&s, H200_SMS);
                 assert_eq!(rule, rule_before);
                 if before.contains("swap_ab=1") {
@@ -574,6 +612,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn auto_drops_the_token_cluster_at_small_m_only() {
+        let mut dropped = 0;
+        for m in 1..=512 {
+            for n in [1024, 4096, 7680, 8192, 8448, 10240, 28672] {
+                let s = Shape::new("t", m, n, 8192);
+                let (spec, rule) = auto_spec(&s, H200_SMS);
+                let (before, rule_before) = auto_spec_before_h89(&s, H200_SMS);
+                if spec == before {
+                    assert_eq!(rule, rule_before);
+                    continue;
+                }
+                // Only H25's token multicast on 64-row swap-AB whole tiles, and only that switch.
+                assert!(m <= 96, "{s:?}: {before} -> {spec}");
+                assert!(before.starts_with("rung10:cluster=2,consumers=1,wg_m=64,"));
+                assert_eq!(spec, before.replacen("cluster=2,", "cluster=1,", 1));
+                assert!(rule.contains("no cluster (H89)"), "{rule}");
+                dropped += 1;
+            }
+        }
+        // M = 1 to 96 at the three N whose 64-row tiles fill 90-100% of 132 SMs.
+        assert_eq!(dropped, 96 * 3);
+        let m1 = auto_spec(&shape("decode_m1"), H200_SMS).0;
+        assert_eq!(m1, "rung10:cluster=1,consumers=1,wg_m=64,bn=16,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=8,swap_store=pairs,desc_advance=1");
     }
 
     #[test]

@@ -533,8 +533,72 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// `read_floor::gemm_order*`, `read_floor::auto_loads*`, `read_floor::streamk*` and `stages::two_ctas_an_sm`.
 /// (H83's sweep, c83e681, ran a `k_rotate=1` that divided once per k-block: `beyond::k_rotate` is pinned from
 /// `SUITE_REPINS` instead.) `auto`'s M = 1 kernel without its token cluster (6e92dc3,
-/// tools/sweeps/h88-cluster-m1.txt): the pins of `beyond::no_token_cluster` and `loads_only::no_token_cluster`.
-const SWEEPS: [(&str, &str); 51] = [
+/// tools/sweeps/h88-cluster-m1.txt): the pins of `beyond::no_token_cluster` and `loads_only::no_token_cluster`;
+/// the same over M = 8-96 (697fd3a, tools/sweeps/h89-cluster-over-m.txt): the pins of the rest of
+/// `beyond::no_token_cluster`; the read floor with a chain of MMAs each lap (697fd3a, tools/sweeps/h90-floor-mmas.txt)
+/// and the skinny kernel's cp.async ring against `auto`'s kernel (697fd3a, tools/sweeps/h91-skinny-ring.txt): the
+/// pins of `read_floor::mma_chain` and `beyond::skinny_ring`.
+const SWEEPS: [(&str, &str); 61] = [
+    (
+        "697fd3a/h89-cluster-over-m/runs/compare-20261201T080008Z",
+        include_str!(
+            "../../results/h200/697fd3a/h89-cluster-over-m/runs/compare-20261201T080008Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h89-cluster-over-m/runs/compare-20261201T080011Z",
+        include_str!(
+            "../../results/h200/697fd3a/h89-cluster-over-m/runs/compare-20261201T080011Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h89-cluster-over-m/runs/compare-20261201T080013Z",
+        include_str!(
+            "../../results/h200/697fd3a/h89-cluster-over-m/runs/compare-20261201T080013Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h89-cluster-over-m/runs/compare-20261201T080017Z",
+        include_str!(
+            "../../results/h200/697fd3a/h89-cluster-over-m/runs/compare-20261201T080017Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h89-cluster-over-m/runs/compare-20261201T080021Z",
+        include_str!(
+            "../../results/h200/697fd3a/h89-cluster-over-m/runs/compare-20261201T080021Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h89-cluster-over-m/runs/compare-20261201T080024Z",
+        include_str!(
+            "../../results/h200/697fd3a/h89-cluster-over-m/runs/compare-20261201T080024Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h89-cluster-over-m/runs/compare-20261201T080028Z",
+        include_str!(
+            "../../results/h200/697fd3a/h89-cluster-over-m/runs/compare-20261201T080028Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h89-cluster-over-m/runs/compare-20261201T080031Z",
+        include_str!(
+            "../../results/h200/697fd3a/h89-cluster-over-m/runs/compare-20261201T080031Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h90-floor-mmas/runs/compare-20261201T080038Z",
+        include_str!(
+            "../../results/h200/697fd3a/h90-floor-mmas/runs/compare-20261201T080038Z.json"
+        ),
+    ),
+    (
+        "697fd3a/h91-skinny-ring/runs/compare-20261201T080047Z",
+        include_str!(
+            "../../results/h200/697fd3a/h91-skinny-ring/runs/compare-20261201T080047Z.json"
+        ),
+    ),
     (
         "6e92dc3/h88-cluster-m1/runs/compare-20261201T063615Z",
         include_str!(
