@@ -537,8 +537,21 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// the same over M = 8-96 (697fd3a, tools/sweeps/h89-cluster-over-m.txt): the pins of the rest of
 /// `beyond::no_token_cluster`; the read floor with a chain of MMAs each lap (697fd3a, tools/sweeps/h90-floor-mmas.txt)
 /// and the skinny kernel's cp.async ring against `auto`'s kernel (697fd3a, tools/sweeps/h91-skinny-ring.txt): the
-/// pins of `read_floor::mma_chain` and `beyond::skinny_ring`.
-const SWEEPS: [(&str, &str); 61] = [
+/// pins of `read_floor::mma_chain` and `beyond::skinny_ring`; `auto` against cuBLAS at M = 1 and 8 (1c88247,
+/// tools/sweeps/h92-auto-over-m.txt), with the trials' own run: the pins of `beyond::auto_vs_cublas` there.
+const SWEEPS: [(&str, &str); 63] = [
+    (
+        "1c88247/h92-auto-over-m/runs/compare-20261201T080929Z",
+        include_str!(
+            "../../results/h200/1c88247/h92-auto-over-m/runs/compare-20261201T080929Z.json"
+        ),
+    ),
+    (
+        "1c88247/h92-auto-over-m/runs/compare-20261201T080931Z",
+        include_str!(
+            "../../results/h200/1c88247/h92-auto-over-m/runs/compare-20261201T080931Z.json"
+        ),
+    ),
     (
         "697fd3a/h89-cluster-over-m/runs/compare-20261201T080008Z",
         include_str!(
@@ -963,19 +976,45 @@ pub fn sweep_pin(compare_trial: &str, floor: f64) -> Expectation {
 /// Runs of single trials made after the sweep that pinned them (`tools/h200-trials.sh`), where a trial's pinned
 /// verdict did not hold on the next host: 63bea06's run of `beyond::deep_ring` (decode_m1 measured 1.017 where the
 /// sweep's 1.032 had read "slower").
-const TRIAL_RUNS: [(&str, &str); 1] = [(
-    "63bea06/trials/runs/ablations-20261130T230537Z",
-    include_str!("../../results/h200/63bea06/trials/runs/ablations-20261130T230537Z.json"),
-)];
+/// And 1c88247's run of `beyond::auto_vs_cublas`, where cuBLAS's chooser took another path at M = 1 and 8 than in
+/// H92's sweep of the same processes' kind (Lt(1) against Lt(0)), one 5-9% slower than the other.
+const TRIAL_RUNS: [(&str, &str); 2] = [
+    (
+        "63bea06/trials/runs/ablations-20261130T230537Z",
+        include_str!("../../results/h200/63bea06/trials/runs/ablations-20261130T230537Z.json"),
+    ),
+    (
+        "1c88247/trials/runs/ablations-20261201T081009Z",
+        include_str!("../../results/h200/1c88247/trials/runs/ablations-20261201T081009Z.json"),
+    ),
+];
+
+/// What a committed sweep measured for `compare_trial` and the runs of `trial` itself (TRIAL_RUNS) measured.
+fn sweep_and_trial_runs(compare_trial: &str, trial: &str) -> Vec<Estimate> {
+    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+    let mut runs = estimates(sweep_runs(), compare_trial);
+    runs.extend(estimates(PARSED.get_or_init(|| parse(&TRIAL_RUNS)), trial));
+    runs
+}
+
+/// A ratio pinned from a committed sweep's `compare_trial` and the runs of `trial` itself (TRIAL_RUNS), the window
+/// spanning both (as `pinned_ratio_from`, within `floor` at least): for a ratio against cuBLAS whose path the
+/// chooser picked differently in the two.
+pub fn sweep_and_trial_runs_pin(compare_trial: &str, trial: &str, floor: f64) -> Expectation {
+    let runs = sweep_and_trial_runs(compare_trial, trial);
+    assert!(
+        runs.len() >= 2,
+        "{trial}: fewer than two runs hold it ({runs:?})"
+    );
+    pinned_ratio_from(&runs, floor)
+}
 
 /// An effect pinned from a committed sweep's `compare_trial` and the later runs of `trial` itself (TRIAL_RUNS):
 /// the window spans what they measured (as `pinned_ratio_from`, within `floor` at least), and the interval must
 /// stay on the effect's side of 1 (`EffectNear`). For an effect near the band's edge, whose verdict moved between
 /// hosts while its direction did not.
 pub fn effect_from_sweep_and_runs(compare_trial: &str, trial: &str, floor: f64) -> Expectation {
-    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    let mut runs = estimates(sweep_runs(), compare_trial);
-    runs.extend(estimates(PARSED.get_or_init(|| parse(&TRIAL_RUNS)), trial));
+    let runs = sweep_and_trial_runs(compare_trial, trial);
     assert!(
         an_effect(&runs),
         "{trial}: the runs do not agree on an effect ({runs:?})"
