@@ -1259,10 +1259,12 @@ pub(crate) fn k_rotate() -> Vec<GpuTrial> {
 /// multicast to both), against the same kernel on the pair. At M = 1 H88(c) expected 1-3% faster (the pair's rings
 /// drain at the slower CTA's pace): 3.2% faster [2.1, 4.3] in its sweep (6e92dc3), pinned from it. Over M, H89
 /// expected 1.5-3% faster at M <= 16, no change at 32-48 and 2-5% slower at 64-96: never slower, 1.8-5.2% faster
-/// (697fd3a), pinned from that sweep with the refuted parts beside. `auto` has run without the cluster since.
+/// (697fd3a), pinned from that sweep with the refuted parts beside. `auto` has run without the cluster since. Since
+/// 44ddb92 (M = 16 measured 0.982 there, outside the sweep's window) each is pinned from the sweep and the trial's
+/// own runs (1c88247, 44ddb92).
 pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
-    use harness::trial::pins::sweep_pin;
+    use harness::trial::pins::sweep_and_trial_runs_pin;
     let h89 = "ablations/HYPOTHESES.md H89: what the cluster saves (half of each stage's token box read from L2) \
                weighs more as M grows";
     [
@@ -1294,9 +1296,11 @@ pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
             alone, base,
             "{s}: auto's kernel before H89 runs on 2-CTA clusters"
         );
-        let pin = sweep_pin(&format!("compare::{alone}::{base}::{swept}"), 0.03);
+        let name = format!("beyond::no_token_cluster::{s}");
+        let pin =
+            sweep_and_trial_runs_pin(&format!("compare::{alone}::{base}::{swept}"), &name, 0.03);
         spec_pair(
-            &format!("beyond::no_token_cluster::{s}"),
+            &name,
             &base,
             &alone,
             s,
@@ -1311,11 +1315,11 @@ pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
 
 /// The skinny kernel's loads through a per-thread cp.async ring (`ring=4`, 4 warps a CTA so that all 512 CTAs are
 /// resident), against the kernel `auto` ran then: H91(b) expected 5-8% faster at M = 1; 13.5% slower in its sweep
-/// (697fd3a), pinned from it.
+/// (697fd3a), 17.6% at 1c88247 and 7.8% at 44ddb92: pinned from the sweep and those runs.
 pub(crate) fn skinny_ring() -> GpuTrial {
     use harness::kernel::dispatch::{auto_variant_before_h89, H200_SMS};
     use harness::kernel::skinny::SkinnyConfig;
-    use harness::trial::pins::sweep_pin;
+    use harness::trial::pins::sweep_and_trial_runs_pin;
     let (label, config) = auto_variant_before_h89(&shape("decode_m1"), H200_SMS);
     let ring = SkinnyConfig {
         split: 4,
@@ -1331,7 +1335,12 @@ pub(crate) fn skinny_ring() -> GpuTrial {
             config: ring.clone(),
         },
         "decode_m1",
-        sweep_pin(&format!("compare::{}::{label}::decode_m1", ring.label()), 0.03).refuting(
+        sweep_and_trial_runs_pin(
+            &format!("compare::{}::{label}::decode_m1", ring.label()),
+            "beyond::skinny_ring::decode_m1",
+            0.03,
+        )
+        .refuting(
             "ablations/HYPOTHESES.md H91(b): 5-8% faster than `auto`'s kernel (3 turns of loads kept in flight \
              across the MMAs, which ptxas cannot sink as it did H87's registers)",
         ),

@@ -335,12 +335,15 @@ pub const ACROSS_HOSTS: [&str; 15] = [
 /// 243efda, rungs 2 and 3 on decode_mlp_up at 2bc72f3, rung 3 on decode_attn_out at 7baa087), rung 1 on
 /// decode_mlp_up passed there on its interval's edge, and rung 2 on decode_attn_out (6a8b716) and square4096
 /// (2bc72f3) measured outside today's windows; so all 21 take their window from every run that holds them instead
-/// of waiting for the next host to find the rest.
+/// of waiting for the next host to find the rest. Likewise every ladder cell on decode_mlp_up: cuBLAS's time there
+/// ran 189.7-221.3 us over the committed runs since the chooser fix, and three of its cells went red at 44ddb92
+/// (rungs 6 and 10 and `auto`, each faster than its pin against cuBLAS at 209.8-218.1 us).
 pub fn across_hosts(trial: &str) -> bool {
     ACROSS_HOSTS.contains(&trial)
         || ["ladder::rung1_", "ladder::rung2_", "ladder::rung3_"]
             .iter()
             .any(|p| trial.starts_with(p))
+        || (trial.starts_with("ladder::") && trial.ends_with("::decode_mlp_up"))
 }
 
 /// The whole-suite run since the cuBLAS path chooser was fixed (bda6421: a warm-up, then every path in five
@@ -385,8 +388,11 @@ fn fixed_chooser_runs() -> &'static [(&'static str, Value)] {
 /// rounds (cuBLASLt's algorithm 5) and 195.5-199.3 us in 370face's (algorithm 1, 184.8 us in the chooser against
 /// algorithm 5's 187.7), while rung 9 took 219.0-219.1 us and `auto` 197.9-200.5 in both: rung 9 measured 1.076 and
 /// 1.125, `auto` 0.954 and 1.005 against cuBLAS (0.918 at ea85c90, against algorithm 3). Then 1432bb9's two shards
-/// (one host, cublasGemmEx on prefill_attn_out; see `ACROSS_HOSTS`).
-const AFTER_H50: [(&str, &str); 7] = [
+/// (one host, cublasGemmEx on prefill_attn_out; see `ACROSS_HOSTS`). Then 44ddb92's first shard and the part of its
+/// second shard the device budget left (one host): cuBLAS took 209.8-218.1 us on decode_mlp_up there, against
+/// 189.7-207.1 in the runs before, and rungs 6 and 10 and `auto` measured 1.197, 1.003 and 0.893 against it with
+/// their own times as before (251.7, 215.7 and 194.7 us).
+const AFTER_H50: [(&str, &str); 9] = [
     (
         "ablations-20261201T033730Z",
         include_str!("../../results/h200/ablations-20261201T033730Z.json"),
@@ -414,6 +420,14 @@ const AFTER_H50: [(&str, &str); 7] = [
     (
         "ablations-20261201T002606Z",
         include_str!("../../results/h200/ablations-20261201T002606Z.json"),
+    ),
+    (
+        "ablations-20261201T082518Z",
+        include_str!("../../results/h200/ablations-20261201T082518Z.json"),
+    ),
+    (
+        "44ddb92/partial/ablations-20261201T105124Z",
+        include_str!("../../results/h200/44ddb92/partial/ablations-20261201T105124Z.json"),
     ),
 ];
 
@@ -978,7 +992,11 @@ pub fn sweep_pin(compare_trial: &str, floor: f64) -> Expectation {
 /// sweep's 1.032 had read "slower").
 /// And 1c88247's run of `beyond::auto_vs_cublas`, where cuBLAS's chooser took another path at M = 1 and 8 than in
 /// H92's sweep of the same processes' kind (Lt(1) against Lt(0)), one 5-9% slower than the other.
-const TRIAL_RUNS: [(&str, &str); 2] = [
+/// And 1c88247's runs of `beyond::no_token_cluster` and `beyond::skinny_ring`, then the part of 44ddb92's second
+/// ablations shard the device budget left: there `skinny_ring` measured 1.078 (1.135 in its sweep, 1.176 at
+/// 1c88247) and `no_token_cluster` at M = 16 0.982 (0.948 in its sweep, 0.974 at 1c88247), each still on its
+/// sweep's side of 1.
+const TRIAL_RUNS: [(&str, &str); 5] = [
     (
         "63bea06/trials/runs/ablations-20261130T230537Z",
         include_str!("../../results/h200/63bea06/trials/runs/ablations-20261130T230537Z.json"),
@@ -986,6 +1004,18 @@ const TRIAL_RUNS: [(&str, &str); 2] = [
     (
         "1c88247/trials/runs/ablations-20261201T081009Z",
         include_str!("../../results/h200/1c88247/trials/runs/ablations-20261201T081009Z.json"),
+    ),
+    (
+        "1c88247/trials/runs/ablations-20261201T080949Z",
+        include_str!("../../results/h200/1c88247/trials/runs/ablations-20261201T080949Z.json"),
+    ),
+    (
+        "1c88247/trials/runs/ablations-20261201T081006Z",
+        include_str!("../../results/h200/1c88247/trials/runs/ablations-20261201T081006Z.json"),
+    ),
+    (
+        "44ddb92/partial/ablations-20261201T105124Z",
+        include_str!("../../results/h200/44ddb92/partial/ablations-20261201T105124Z.json"),
     ),
 ];
 
