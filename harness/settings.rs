@@ -14,6 +14,10 @@ pub struct TimingSettings {
     pub warmup_ms: f64,
     /// Warm-up of every round on its fresh operands.
     pub round_warmup_ms: f64,
+    /// Batches wait behind a stream hold until the host has enqueued them (gpu/hold.rs; since H94). Records from
+    /// before it read as unheld.
+    #[serde(default)]
+    pub hold_batches: bool,
 }
 
 impl Default for TimingSettings {
@@ -22,6 +26,7 @@ impl Default for TimingSettings {
             target_batch_ms: 3.0,
             warmup_ms: 300.0,
             round_warmup_ms: 40.0,
+            hold_batches: true,
         }
     }
 }
@@ -56,7 +61,7 @@ pub struct Settings {
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 23] = [
+pub const KNOWN: [(&str, &str); 24] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -83,6 +88,10 @@ pub const KNOWN: [(&str, &str); 23] = [
     (
         "GEMM_ABLATE_ROUND_WARMUP_MS",
         "warm-up of each round in ms (40)",
+    ),
+    (
+        "GEMM_ABLATE_HOLD_BATCHES",
+        "0: time each batch from an empty queue, at the host's pace where it is slower than the GPU (1)",
     ),
     (
         "GEMM_ABLATE_NOISE_FLOOR",
@@ -286,6 +295,7 @@ impl Settings {
                 nonneg,
                 "a number >= 0",
             )?,
+            hold_batches: parse(vars, "GEMM_ABLATE_HOLD_BATCHES", 1u8, |x| *x <= 1, "0 or 1")? == 1,
         };
         let seed = match vars.iter().find(|(k, _)| k == "GEMM_ABLATE_SEED") {
             None => None,

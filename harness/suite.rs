@@ -97,7 +97,12 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
                 .flat_map(move |s| programs(s, dtype))
                 .collect::<Vec<_>>()
         })
-        .chain(probe);
+        .chain(probe)
+        // Every timed batch waits behind the stream hold.
+        .chain(std::iter::once((
+            "hold_stream".to_string(),
+            crate::gpu::hold::SOURCE.to_string(),
+        )));
     for (name, program) in all {
         if seen.contains(&program) {
             continue;

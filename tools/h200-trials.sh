@@ -20,6 +20,6 @@ for pair in "$@"; do
   grep -E "^test .*FAILED" "$log" | head -20
 done
 # The cuBLAS chooser's choices and per-path medians (a cache; .txt, so that results/*.json stay run records).
-for f in cublas-paths cublas-path-times; do cp "${GEMM_ABLATE_CACHE:-/tmp/gemm-ablate-kernels}/$f-v3.json" "$OUT/trials/$f.txt" 2>/dev/null; done
+for f in cublas-paths cublas-path-times cublas-path-host-times; do cp "${GEMM_ABLATE_CACHE:-/tmp/gemm-ablate-kernels}/$f-v3.json" "$OUT/trials/$f.txt" 2>/dev/null; done
 tar czf "$OUT/trials.tgz" -C "$OUT" trials && rm -rf "$OUT/trials"
 exit $rc

@@ -1,6 +1,7 @@
 //! Finding the GPU without panicking, its properties and clocks, and the CUDA context a trial works in.
 
 use crate::error::{CudaContext as _, Error, Result};
+use crate::gpu::hold::StreamHold;
 use crate::gpu::nvml::Nvml;
 use crate::gpu::probe;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
@@ -147,6 +148,9 @@ pub fn hopper_available() -> std::result::Result<DeviceInfo, String> {
 
 /// A context and stream on one Hopper GPU, with NVML for its clocks.
 pub struct Gpu {
+    /// The stream hold timed batches wait behind, once `hold_batches` made it (first, so that it is dropped
+    /// while the context lives).
+    hold: std::sync::OnceLock<StreamHold>,
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub info: DeviceInfo,
@@ -162,11 +166,25 @@ impl Gpu {
         let stream = ctx.new_stream().during("creating a stream")?;
         let nvml = Nvml::open(&info.pci_bus_id);
         Ok(Gpu {
+            hold: std::sync::OnceLock::new(),
             ctx,
             stream,
             info,
             nvml,
         })
+    }
+
+    /// From now on timed batches wait behind a stream hold until the host has enqueued them (gpu/hold.rs).
+    pub fn hold_batches(&self) -> Result<()> {
+        if self.hold.get().is_none() {
+            let _ = self.hold.set(StreamHold::new(self)?);
+        }
+        Ok(())
+    }
+
+    /// The stream hold, where `hold_batches` made one.
+    pub fn stream_hold(&self) -> Option<&StreamHold> {
+        self.hold.get()
     }
 
     pub fn sm_clock_mhz(&self) -> Option<u32> {

@@ -4,6 +4,7 @@
 pub mod compile;
 pub mod device;
 pub mod diag;
+pub mod hold;
 pub mod launch;
 pub mod memory;
 pub mod nvml;

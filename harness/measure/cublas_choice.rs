@@ -32,9 +32,12 @@ const CHOOSER_ROUNDS: usize = 5;
 /// The GPU is kept busy this long before the first timing, so that its clock has left idle.
 const WARM_UP: Duration = Duration::from_millis(100);
 
-/// Cache files; v3 since H50 (choices made on one hot operand set are not read back).
+/// Cache files; v3 since H50 (choices made on one hot operand set are not read back). The host's enqueue time a
+/// launch beside each path's time since H94 (a path whose host call is slower than its kernel was timed at the
+/// host's pace before batches were held).
 const CHOICES_FILE: &str = "cublas-paths-v3.json";
 const TIMES_FILE: &str = "cublas-path-times-v3.json";
+const HOST_TIMES_FILE: &str = "cublas-path-host-times-v3.json";
 
 /// The cuBLAS path for `reference`'s problem: the one remembered for this GPU, shape, dtype and cuBLAS version,
 /// or the fastest in the rounds' conditions on operands of its own (then remembered, unless this process runs
@@ -73,7 +76,7 @@ pub fn choose_cublas_path(
     let sets = rotation_sets(shape, gpu.info.l2_bytes);
     let ops = Operands::new(gpu, util, shape, dtype, sets, seeds.next())?;
     let cublas = Cublas::new(gpu, &ops)?;
-    let times = time_paths_as_rounds_do(gpu, &cublas, sets, timing_settings)?;
+    let (times, host_times) = time_paths_as_rounds_do(gpu, &cublas, sets, timing_settings)?;
     let best = fastest_by_median(&times).unwrap_or(CublasPath::GemmEx);
     if std::env::var_os(UNDER_PROFILER_ENV).is_some() {
         return Ok(best); // good enough for this process; not a choice for the machine
@@ -83,13 +86,19 @@ pub fn choose_cublas_path(
     // What each path measured, beside the choice, so that a choice can be checked afterwards.
     let times_file = dir.join(TIMES_FILE);
     let mut all: BTreeMap<String, Vec<(String, f64)>> = read_json_or_default(&times_file);
-    let medians = times
-        .iter()
-        .filter(|(_, t)| !t.is_empty())
-        .map(|(p, t)| (format!("{p:?}"), stats::median(t)))
-        .collect();
-    all.insert(key, medians);
+    let medians = |times: &[(CublasPath, Vec<f64>)]| {
+        times
+            .iter()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(p, t)| (format!("{p:?}"), stats::median(t)))
+            .collect::<Vec<_>>()
+    };
+    all.insert(key.clone(), medians(&times));
     write_json_atomically(&times_file, &all)?;
+    let host_file = dir.join(HOST_TIMES_FILE);
+    let mut all: BTreeMap<String, Vec<(String, f64)>> = read_json_or_default(&host_file);
+    all.insert(key, medians(&host_times));
+    write_json_atomically(&host_file, &all)?;
     Ok(best)
 }
 
@@ -108,15 +117,18 @@ impl Variant for OnPath<'_> {
     }
 }
 
+/// A path's times, in microseconds a launch.
+type PathTimes = Vec<(CublasPath, Vec<f64>)>;
+
 /// Times every path that runs here in `CHOOSER_ROUNDS` rounds, each path one batch of the rounds' length a
-/// round over the `sets` rotation sets, in an order that reverses every other round: each path's times, in
-/// microseconds a launch.
+/// round over the `sets` rotation sets, in an order that reverses every other round: each path's times on the GPU,
+/// and the host's enqueue times, in microseconds a launch.
 fn time_paths_as_rounds_do(
     gpu: &Gpu,
     cublas: &Cublas,
     sets: usize,
     settings: &TimingSettings,
-) -> Result<Vec<(CublasPath, Vec<f64>)>> {
+) -> Result<(PathTimes, PathTimes)> {
     let mut next_set = 0;
     let warm_until = Instant::now() + WARM_UP;
     let gemm_ex = OnPath {
@@ -136,16 +148,17 @@ fn time_paths_as_rounds_do(
             runnable.push((v, launches));
         }
     }
-    let mut times: Vec<(CublasPath, Vec<f64>)> =
-        runnable.iter().map(|(v, _)| (v.path, Vec::new())).collect();
+    let mut times: PathTimes = runnable.iter().map(|(v, _)| (v.path, Vec::new())).collect();
+    let mut host_times = times.clone();
     for round in 0..CHOOSER_ROUNDS {
         for i in interleaved_order(runnable.len(), round) {
             let (v, launches) = &runnable[i];
-            let ms = timing::batch(gpu, v, *launches, sets, &mut next_set)?;
-            times[i].1.push(ms * 1e3 / f64::from(*launches));
+            let t = timing::batch_timed(gpu, v, *launches, sets, &mut next_set, || Ok(()))?;
+            times[i].1.push(t.gpu_ms * 1e3 / f64::from(*launches));
+            host_times[i].1.push(t.host_ms * 1e3 / f64::from(*launches));
         }
     }
-    Ok(times)
+    Ok((times, host_times))
 }
 
 /// The order in which `n` paths are timed in round `round`: forward in even rounds, backward in odd ones, so

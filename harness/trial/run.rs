@@ -34,6 +34,9 @@ pub fn run(name: &str, job: &Job) -> TrialRecord {
     let started = Instant::now();
     let mut record = match Settings::from_env().and_then(|settings| {
         let gpu = Gpu::open()?;
+        if settings.timing.hold_batches {
+            gpu.hold_batches()?;
+        }
         let hang = HangWatch::new(&gpu)?;
         let seeds = Seeds::new(settings.seed);
         let ctx = TrialContext {

@@ -1,0 +1,119 @@
+//! Holding the stream while the host enqueues a timed batch (nvbench's blocking kernel, kernels/hold_stream.cu).
+//!
+//! Why. A batch is timed between two events after the previous batch was waited for, so its launches reach an
+//! empty queue: where one host call costs more than the kernel it launches, the events time the host. At M = 1
+//! cuBLASLt's algorithms 1-7 (36 us on the GPU) timed 37.5-46.5 us in the path chooser by process while cublasGemmEx
+//! timed 39.3 everywhere (ablations/HYPOTHESES.md H93, H94). Held, the whole batch is in the queue before the start
+//! event runs.
+
+use crate::error::{CudaContext as _, Error, Result};
+use crate::gpu::compile;
+use crate::gpu::device::Gpu;
+use crate::gpu::launch::{launch, Kernel, LaunchShape};
+use cudarc::driver::{result, sys};
+use std::ffi::c_void;
+use std::sync::atomic::{fence, Ordering};
+
+/// The hold kernel's source (self-contained; the compile trials build it too).
+pub const SOURCE: &str = include_str!("../../kernels/hold_stream.cu");
+
+/// The hold gives up after this long (a launch queue too short for the batch would otherwise wait forever).
+const TIMEOUT_NS: u64 = 250_000_000;
+
+/// A compiled hold kernel and its two flags in mapped host memory: [0] released by the host, [1] set by a hold
+/// that timed out.
+pub struct StreamHold {
+    kernel: Kernel,
+    flags: *mut u32,
+    flags_on_device: u64,
+}
+
+// The flags are written by one host thread at a time (the trial's) and read by the GPU.
+unsafe impl Send for StreamHold {}
+unsafe impl Sync for StreamHold {}
+
+impl StreamHold {
+    pub fn new(gpu: &Gpu) -> Result<StreamHold> {
+        let compiled = compile::compile("hold_stream", SOURCE)?;
+        let kernel = Kernel::load(gpu, &compiled, "hold_stream")?;
+        gpu.ctx.bind_to_thread().during("binding the context")?;
+        let flags = unsafe { result::malloc_host(8, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+            .during("allocating the hold's mapped flags")? as *mut u32;
+        let mut on_device: sys::CUdeviceptr = 0;
+        unsafe {
+            std::ptr::write_volatile(flags, 0);
+            std::ptr::write_volatile(flags.add(1), 0);
+            sys::cuMemHostGetDevicePointer_v2(&mut on_device, flags as *mut c_void, 0)
+                .result()
+                .during("mapping the hold's flags")?;
+        }
+        Ok(StreamHold {
+            kernel,
+            flags,
+            flags_on_device: on_device,
+        })
+    }
+
+    /// Enqueues the hold: the stream waits behind it until `release` (or the timeout).
+    pub fn hold(&self, gpu: &Gpu) -> Result<Held<'_>> {
+        unsafe {
+            std::ptr::write_volatile(self.flags, 0);
+            std::ptr::write_volatile(self.flags.add(1), 0);
+        }
+        fence(Ordering::SeqCst);
+        let (mut flags, mut timeout) = (self.flags_on_device, TIMEOUT_NS);
+        let mut params = crate::kernel_params![&mut flags, &mut timeout];
+        let one = LaunchShape {
+            grid: 1,
+            block: 1,
+            smem: 0,
+            cluster: 1,
+            pdl: false,
+        };
+        unsafe { launch(gpu, &self.kernel, one, &mut params)? };
+        Ok(Held { hold: self })
+    }
+
+    fn release(&self) {
+        fence(Ordering::SeqCst);
+        unsafe { std::ptr::write_volatile(self.flags, 1) };
+    }
+
+    /// Whether the last hold gave up before the host released it (read after the stream was waited for).
+    pub fn timed_out(&self) -> bool {
+        unsafe { std::ptr::read_volatile(self.flags.add(1)) != 0 }
+    }
+}
+
+impl Drop for StreamHold {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = result::free_host(self.flags as *mut c_void);
+        }
+    }
+}
+
+/// A hold in the stream; dropping it releases the stream, so an error while enqueueing never leaves it waiting.
+pub struct Held<'a> {
+    hold: &'a StreamHold,
+}
+
+impl Held<'_> {
+    /// Releases the stream: everything enqueued since the hold runs back to back.
+    pub fn release(self) {}
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.hold.release();
+    }
+}
+
+/// The error of a batch whose hold timed out: the batch was timed at the host's pace after all.
+pub fn timed_out_error(launches: u32) -> Error {
+    Error::Other(format!(
+        "a batch of {launches} launches was not all enqueued within {} ms of its hold: the launch queue is \
+         shorter than the batch, or the host stalled; set GEMM_ABLATE_HOLD_BATCHES=0 to time batches unheld",
+        TIMEOUT_NS / 1_000_000
+    ))
+}
