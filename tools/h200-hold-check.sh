@@ -2,7 +2,7 @@
 # H94 (ablations/HYPOTHESES.md): is the path chooser's slow cuBLASLt at M <= 8 the host? Runs
 # `gemm-ablate compare SHAPE stream cublas` in fresh processes, each with an empty cuBLAS cache so that it chooses
 # anew, alternately with batches unheld (GEMM_ABLATE_HOLD_BATCHES=0, as before H94) and held (1), and keeps each
-# one's per-path GPU and host medians and its paired ratio. Results in $OUT/hold.tgz.
+# one's per-path GPU and host medians and its paired ratio. Results in $OUT/hold-SHAPES.tgz.
 # Usage, from the repository root after ../shared/tools/gpu-stage: tools/h200-hold-check.sh N SHAPE...
 set -uo pipefail
 rm -rf "${OUT:?}/hold"
@@ -31,4 +31,4 @@ for shape in "$@"; do
     done
   done
 done | tee "$OUT/hold/summary.txt"
-tar czf "$OUT/hold.tgz" -C "$OUT" hold && rm -rf "$OUT/hold"
+tar czf "$OUT/hold-$(echo "$*" | tr -c "A-Za-z0-9_\n" "-").tgz" -C "$OUT" hold && rm -rf "$OUT/hold"

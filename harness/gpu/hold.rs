@@ -11,8 +11,10 @@ use crate::gpu::compile;
 use crate::gpu::device::Gpu;
 use crate::gpu::launch::{launch, Kernel, LaunchShape};
 use cudarc::driver::{result, sys};
+use std::collections::HashSet;
 use std::ffi::c_void;
 use std::sync::atomic::{fence, Ordering};
+use std::sync::Mutex;
 
 /// The hold kernel's source (self-contained; the compile trials build it too).
 pub const SOURCE: &str = include_str!("../../kernels/hold_stream.cu");
@@ -26,6 +28,9 @@ pub struct StreamHold {
     kernel: Kernel,
     flags: *mut u32,
     flags_on_device: u64,
+    /// The variants that have run a batch in this process. A kernel's first launch loads its module (CUDA's lazy
+    /// loading), which waits for the work before it, the hold too: a first batch runs unheld.
+    launched: Mutex<HashSet<String>>,
 }
 
 // The flags are written by one host thread at a time (the trial's) and read by the GPU.
@@ -51,7 +56,13 @@ impl StreamHold {
             kernel,
             flags,
             flags_on_device: on_device,
+            launched: Mutex::new(HashSet::new()),
         })
+    }
+
+    /// Whether `variant` has run a batch in this process before; from now on it has.
+    pub fn launched_before(&self, variant: &str) -> bool {
+        !self.launched.lock().unwrap().insert(variant.to_string())
     }
 
     /// Enqueues the hold: the stream waits behind it until `release` (or the timeout).
@@ -110,10 +121,11 @@ impl Drop for Held<'_> {
 }
 
 /// The error of a batch whose hold timed out: the batch was timed at the host's pace after all.
-pub fn timed_out_error(launches: u32) -> Error {
+pub fn timed_out_error(variant: &str, launches: u32) -> Error {
     Error::Other(format!(
-        "a batch of {launches} launches was not all enqueued within {} ms of its hold: the launch queue is \
-         shorter than the batch, or the host stalled; set GEMM_ABLATE_HOLD_BATCHES=0 to time batches unheld",
+        "a batch of {launches} launches of {variant} was not all enqueued within {} ms of its hold: the launch \
+         queue is shorter than the batch, a launch waited for the work before it, or the host stalled; set \
+         GEMM_ABLATE_HOLD_BATCHES=0 to time batches unheld",
         TIMEOUT_NS / 1_000_000
     ))
 }

@@ -153,7 +153,7 @@ fn time_paths_as_rounds_do(
     for round in 0..CHOOSER_ROUNDS {
         for i in interleaved_order(runnable.len(), round) {
             let (v, launches) = &runnable[i];
-            let t = timing::batch_timed(gpu, v, *launches, sets, &mut next_set, || Ok(()))?;
+            let t = timing::batch_timed(gpu, v, *launches, sets, &mut next_set)?;
             times[i].1.push(t.gpu_ms * 1e3 / f64::from(*launches));
             host_times[i].1.push(t.host_ms * 1e3 / f64::from(*launches));
         }

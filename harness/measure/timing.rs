@@ -150,11 +150,12 @@ pub fn batch(
     sets: usize,
     next_set: &mut usize,
 ) -> Result<f64> {
-    batch_then(gpu, v, launches, sets, next_set, || Ok(()))
+    batch_timed(gpu, v, launches, sets, next_set).map(|t| t.gpu_ms)
 }
 
 /// `batch`, with `then` enqueued after the batch's end event and before the wait: work that runs back to back with
-/// the batch on the GPU and is not timed with it (sustain's clock probe).
+/// the batch on the GPU and is not timed with it (sustain's clock probe). Never held: `then` may launch a kernel
+/// for the first time.
 pub fn batch_then(
     gpu: &Gpu,
     v: &dyn Variant,
@@ -163,7 +164,7 @@ pub fn batch_then(
     next_set: &mut usize,
     then: impl FnOnce() -> Result<()>,
 ) -> Result<f64> {
-    batch_timed(gpu, v, launches, sets, next_set, then).map(|t| t.gpu_ms)
+    timed(gpu, v, launches, sets, next_set, then, false).map(|t| t.gpu_ms)
 }
 
 /// Batches of at most this many launches wait behind the stream hold, where the GPU has one: the launch queue
@@ -178,18 +179,32 @@ pub struct BatchTime {
     pub host_ms: f64,
 }
 
-/// `batch_then`, returning the host's enqueue time beside the events'. Where the GPU holds batches
-/// (`Gpu::hold_batches`) and the batch is short enough, the stream waits until all of it is enqueued, so the
-/// events time the GPU's pace even where the host is slower than the kernels (H94).
+/// `batch`, returning the host's enqueue time beside the events'. Where the GPU holds batches
+/// (`Gpu::hold_batches`), the batch is short enough and not the variant's first in this process, the stream waits
+/// until all of it is enqueued, so the events time the GPU's pace even where the host is slower than the kernels
+/// (H94).
 pub fn batch_timed(
     gpu: &Gpu,
     v: &dyn Variant,
     launches: u32,
     sets: usize,
     next_set: &mut usize,
-    then: impl FnOnce() -> Result<()>,
 ) -> Result<BatchTime> {
-    let hold = gpu.stream_hold().filter(|_| launches <= HOLD_MAX_LAUNCHES);
+    timed(gpu, v, launches, sets, next_set, || Ok(()), true)
+}
+
+fn timed(
+    gpu: &Gpu,
+    v: &dyn Variant,
+    launches: u32,
+    sets: usize,
+    next_set: &mut usize,
+    then: impl FnOnce() -> Result<()>,
+    may_hold: bool,
+) -> Result<BatchTime> {
+    let hold = gpu
+        .stream_hold()
+        .filter(|h| may_hold && launches <= HOLD_MAX_LAUNCHES && h.launched_before(&v.label()));
     let held = hold.map(|h| h.hold(gpu)).transpose()?;
     let start = gpu
         .ctx
@@ -213,7 +228,7 @@ pub fn batch_timed(
     }
     gpu.synchronize()?;
     if hold.is_some_and(|h| h.timed_out()) {
-        return Err(crate::gpu::hold::timed_out_error(launches));
+        return Err(crate::gpu::hold::timed_out_error(&v.label(), launches));
     }
     let gpu_ms = start
         .elapsed_ms(&end)
