@@ -1,10 +1,11 @@
 //! Holding the stream while the host enqueues a timed batch (nvbench's blocking kernel, kernels/hold_stream.cu).
 //!
 //! Why. A batch is timed between two events after the previous batch was waited for, so its launches reach an
-//! empty queue: where one host call costs more than the kernel it launches, the events time the host. At M = 1
-//! cuBLASLt's algorithms 1-7 (36 us on the GPU) timed 37.5-46.5 us in the path chooser by process while cublasGemmEx
-//! timed 39.3 everywhere (ablations/HYPOTHESES.md H93, H94). Held, the whole batch is in the queue before the start
-//! event runs.
+//! empty queue one by one. At M <= 64 cuBLASLt's algorithms 1-7 timed 37.5-57 us in the path chooser, differing by
+//! process, while cublasGemmEx and algorithm 0 timed the same everywhere (ablations/HYPOTHESES.md H93). Held, the
+//! whole batch is queued before its start event runs, and algorithm 1 timed 35.1-35.6 us at M = 1 in every process
+//! (H94 at 8743f5d). H94 had expected the host to be the cause; it is not (8-20 us a call against 35-57 us on the
+//! GPU), and what else differs in an unheld batch is not known yet.
 
 use crate::error::{CudaContext as _, Error, Result};
 use crate::gpu::compile;

@@ -180,7 +180,7 @@ pub struct BatchTime {
 }
 
 /// `batch`, returning the host's enqueue time beside the events'. Where the GPU holds batches
-/// (`Gpu::hold_batches`), the batch is short enough and not the variant's first in this process, the stream waits
+/// (`Gpu::hold_batches`, with GEMM_ABLATE_HOLD_BATCHES=1), the batch is short enough and not the variant's first in this process, the stream waits
 /// until all of it is enqueued, so the events time the GPU's pace even where the host is slower than the kernels
 /// (H94).
 pub fn batch_timed(
