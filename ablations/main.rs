@@ -73,6 +73,11 @@ fn gpu_trials() -> Vec<GpuTrial> {
 }
 
 fn main() -> ExitCode {
+    // A trial's child process runs its one job from the environment: it returns before building the trial lists
+    // (0.3-0.6 s a process, once for every GPU trial).
+    if let Some(code) = harness::trial::subprocess::child_entry() {
+        return code;
+    }
     let gpu = gpu_trials();
     // Every kernel `auto` can pick, in both types, compiles too (a trial runs only some of them).
     let auto_kernels: Vec<(VariantSpec, DType)> =

@@ -14,7 +14,7 @@ use crate::trial::job::{Job, TrialRecord, VariantSpec};
 use crate::trial::subprocess;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 /// The NVRTC programs a variant compiles to (none for cuBLAS), with a name for its compile trial.
@@ -103,12 +103,22 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
             "hold_stream".to_string(),
             crate::gpu::hold::SOURCE.to_string(),
         )));
+    let mut programs: Vec<(String, String)> = Vec::new();
     for (name, program) in all {
         if seen.contains(&program) {
             continue;
         }
         seen.push(program.clone());
+        programs.push((name, program));
+    }
+    let programs = Arc::new(programs);
+    let ahead: Arc<OnceLock<()>> = Arc::default();
+    for index in 0..programs.len() {
+        let (programs, ahead) = (programs.clone(), ahead.clone());
+        let name = programs[index].0.clone();
         trials.push(Trial::ignorable_test(format!("compile::{name}"), move || {
+            ahead.get_or_init(|| compile_ahead(&programs));
+            let program = &programs[index].1;
             if !crate::gpu::probe::nvrtc_available() {
                 let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
                 if crate::settings::nvrtc_required() {
@@ -116,12 +126,42 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
                 }
                 return Ok(Completion::ignored_with(why));
             }
-            let compiled = crate::gpu::compile::compile(&name, &program).map_err(|e| Failed::from(e.to_string()))?;
+            let compiled = crate::gpu::compile::compile(&name, program).map_err(|e| Failed::from(e.to_string()))?;
             check_resources(&compiled.report).map_err(Failed::from)?;
             Ok(Completion::Completed)
         }));
     }
     trials
+}
+
+/// Compiles, on every core, the programs of the compile trials this run selected, before the first of them runs:
+/// the trials run one at a time (one GPU), and NVRTC took 50-85 s for the ablations' 271 programs on one core.
+/// Each trial then finds its cubin in the cache and checks it as before; a program that fails here fails again,
+/// with its log, in its own trial. Nothing is timed while this runs: the compile trials come before the GPU trials.
+fn compile_ahead(programs: &[(String, String)]) {
+    if !crate::gpu::probe::nvrtc_available() {
+        return;
+    }
+    let args = Arguments::from_args();
+    let chosen: Vec<&(String, String)> = programs
+        .iter()
+        .filter(|(name, _)| selected(&args, &format!("compile::{name}")))
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(chosen.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while let Some((name, program)) =
+                    chosen.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    let _ = crate::gpu::compile::compile(name, program);
+                }
+            });
+        }
+    });
 }
 
 /// One CPU trial per rung, and one for each kernel outside the ladder (`stream`, `skinny`): what `show` prints
