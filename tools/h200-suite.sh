@@ -4,8 +4,9 @@
 # runs being made are not committed yet.
 # Run from the repository root after ../shared/tools/gpu-stage, with OUT set to a folder that comes back.
 # Arguments: the targets to run (default both), each optionally TARGET@i/n to run shard i of n of its GPU trials
-# (GEMM_ABLATE_SHARD): on a one-GPU host the ablations take 8.7 min, so `ablations@1/2` and `ablations@2/2` in two
-# device calls, then `microbench`.
+# (GEMM_ABLATE_SHARD). On a one-GPU host the ablations took 18-21 min at 44ddb92 (shard 2 of 2 alone outran a
+# device call's 10 minutes), so three calls run back to back on the warm machine: `microbench ablations@1/3`,
+# `ablations@2/3`, `ablations@3/3` (the later calls find the first call's compiled kernels in the cache).
 set -uo pipefail
 # A device machine has handed back an $OUT holding an earlier session's files (stale records once came back with
 # e7f7856's sweep): start from an empty folder.
