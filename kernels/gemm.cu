@@ -18,7 +18,9 @@
 //   PDL               1: launched with programmatic stream serialization: set-up overlaps the previous kernel, and
 //                     every thread waits for it (griddepcontrol.wait) before its first global memory access
 //   STREAM_K          0: whole tiles round robin; 1: every tile's k-blocks shared evenly by the clusters (stream-K);
-//                     2: whole tiles, then the last partial wave plus one full wave shared as in 1 (hybrid)
+//                     2: whole tiles, then the last partial wave plus one full wave shared as in 1 (hybrid);
+//                     3: as 2, each share reordered so every cluster walks k in step (H95): its whole tiles, then
+//                     the head of its last tile (a partial), then the tail of its first (the owner)
 //   SWAP_AB           1: the host computes C^T = B A^T: the weights (B) are this kernel's A operand, filling wgmma's
 //                     64-row side, the tokens its B operand (BN = 8..256), and the direct epilogue stores transposed
 //   EVICT_FIRST       1: the weights' TMA loads carry an L2 evict-first policy (read once, they leave L2 first)
@@ -138,7 +140,7 @@ struct Work {
 __device__ __forceinline__ int stream_k_tiles(int num_tiles, int num_clusters) {
 #if STREAM_K == 1
   return num_tiles;
-#elif STREAM_K == 2
+#elif STREAM_K == 2 || STREAM_K == 3
   // The last partial wave plus one full wave: every cluster's share is then more than one tile's k-blocks.
   const int rem = num_tiles % num_clusters;
   return rem == 0 ? 0 : min(num_tiles, rem + num_clusters);
@@ -166,7 +168,35 @@ __device__ __forceinline__ bool work_item(int i, int c, int num_clusters, int nu
     w.k_end = k_blocks;
     return true;
   }
-#if STREAM_K
+#if STREAM_K == 3
+  // H95: the share [begin, end) spans at least one tile's k-blocks (the grid never exceeds the tiles, so the shared
+  // tiles number at least the clusters): the tail [a, K) of its first tile when it starts inside one, whole tiles,
+  // the head [0, b) of its last when it ends inside one. Whole tiles first, then the head, then the tail: every
+  // cluster starts each unit at k-block 0 or at a, which is 2K - L (mod K) from its neighbours' units.
+  const long long iters = (long long)shared * k_blocks;
+  const long long begin = stream_k_begin(c, num_clusters, iters), end = stream_k_begin(c + 1, num_clusters, iters);
+  const int j = i - my_whole;
+  const int t0 = (int)(begin / k_blocks), a = (int)(begin - (long long)t0 * k_blocks);
+  const int t1 = (int)((end - 1) / k_blocks), b = (int)(end - (long long)t1 * k_blocks);
+  const int first_whole = a > 0 ? t0 + 1 : t0, n_whole = (b < k_blocks ? t1 - 1 : t1) - first_whole + 1;
+  const bool head = b < k_blocks, tail = a > 0;
+  if (j < n_whole) {
+    w.tile = whole + first_whole + j;
+    w.k_begin = 0;
+    w.k_end = k_blocks;
+  } else if (head && j == n_whole) {
+    w.tile = whole + t1;
+    w.k_begin = 0;
+    w.k_end = b;
+  } else if (tail && j == n_whole + (int)head) {
+    w.tile = whole + t0;
+    w.k_begin = a;
+    w.k_end = k_blocks;
+  } else {
+    return false;
+  }
+  return true;
+#elif STREAM_K
   const long long iters = (long long)shared * k_blocks;
   const long long begin = stream_k_begin(c, num_clusters, iters), end = stream_k_begin(c + 1, num_clusters, iters);
   const int j = i - my_whole;
@@ -850,7 +880,28 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // Calibration only: extra work of a known size before each tile's epilogue.
       spin_cycles(EPILOGUE_SPIN_CYCLES);
 #endif
-#if STREAM_K
+#if STREAM_K == 3
+      {
+        // H95: a head (k-blocks 0 to b) goes to the next cluster, whose share holds the rest of the tile as its
+        // last unit; a tail (a to K) is the owner's, and the previous cluster computed its head a unit earlier.
+        const auto slot_of = [&](int cluster) { return (cluster * CLUSTER_M + (int)rank) * CONSUMERS + c; };
+        const bool lead = (threadIdx.x % 128) == 0;
+        if (w.k_begin == 0 && w.k_end < k_blocks) {
+          store_partial(acc, workspace + (size_t)slot_of(cluster_id) * SLOT_FLOATS);
+          named_barrier(2 + c, 128);
+          if (lead) flag_release(partial_flags + slot_of(cluster_id), 1);
+          continue;
+        }
+        if (w.k_begin > 0) {
+          const int prev = cluster_id - 1;
+          if (lead) flag_wait(partial_flags + slot_of(prev), SITE(ROLE_EPILOGUE, BAR_PARTIAL, prev & 0xFF), rec);
+          named_barrier(2 + c, 128);
+          add_partial(acc, workspace + (size_t)slot_of(prev) * SLOT_FLOATS);
+          // Consumed: cleared for the next launch (each flag is set once per launch).
+          if (lead) flag_release(partial_flags + slot_of(prev), 0);
+        }
+      }
+#elif STREAM_K
       {
         // Workspace slot and flag of (cluster, rank, consumer): each cluster hands on at most one partial.
         const auto slot_of = [&](int cluster) { return (cluster * CLUSTER_M + (int)rank) * CONSUMERS + c; };

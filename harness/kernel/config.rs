@@ -135,7 +135,8 @@ pub struct GemmConfig {
     pub ctas: u32,
     /// How tiles are shared between the persistent clusters: 0 whole tiles round robin; 1 every tile's k-blocks
     /// split evenly between the clusters (stream-K, partials added by each tile's owner); 2 whole tiles, then the
-    /// last partial wave plus one full wave as in 1.
+    /// last partial wave plus one full wave as in 1; 3 as 2, each cluster's share taken as its whole tiles, the
+    /// head of its last tile (handed on), the tail of its first (the owner), so the clusters walk k in step (H95).
     #[serde(default)]
     pub stream_k: u32,
     /// Programmatic dependent launch: the launch lets this kernel start while the previous one in the stream
@@ -451,9 +452,9 @@ impl GemmConfig {
                 self.ctas, self.cluster_m
             ));
         }
-        if self.stream_k > 2 {
+        if self.stream_k > 3 {
             return config_err(format!(
-                "streamk must be 0 (whole tiles), 1 (stream-K) or 2 (whole tiles, stream-K on the last waves), got {}",
+                "streamk must be 0 (whole tiles), 1 (stream-K), 2 (whole tiles, stream-K on the last waves) or 3 (as 2, every cluster walking k in step), got {}",
                 self.stream_k
             ));
         }

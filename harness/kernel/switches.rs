@@ -214,7 +214,7 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "streamk",
         define: Some("STREAM_K"),
-        doc: "0: whole tiles round robin; 1: stream-K, every tile's k-blocks shared evenly by the clusters; 2: whole tiles, then stream-K on the last partial wave plus one",
+        doc: "0: whole tiles round robin; 1: stream-K, every tile's k-blocks shared evenly by the clusters; 2: whole tiles, then stream-K on the last partial wave plus one; 3: as 2, each share ordered whole tiles, head, tail so every cluster walks k in step (H95)",
         value: |c| c.stream_k,
         set: |c, v| assign(&mut c.stream_k, number("streamk", v)),
     },
