@@ -172,6 +172,11 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         ("small", 1, DType::F16),
         ("small", 2, DType::BF16),
         ("decode_attn_out", 1, DType::BF16),
+        // H95's order: a partial M tile with whole tiles first (tokens_777, prefill_1500), and every tile shared
+        // (128 cluster tiles on 66 clusters: no whole round).
+        ("tokens_777", 3, DType::F16),
+        ("prefill_1500", 3, DType::BF16),
+        ("1000x8192x4096", 3, DType::F16),
     ]
     .into_iter()
     .map(move |(s, mode, dtype)| {
@@ -186,6 +191,64 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
             ),
             s,
             dtype,
+        )
+    });
+    // H95: the same split of the work as `streamk=2`, each share reordered (whole tiles, the head of its last tile,
+    // the tail of its first) so that the clusters walk k in step; against rung 10 and against `streamk=2`'s order.
+    let in_step = compute.into_iter().map(move |s| {
+        let name = format!("beyond::streamk_in_step::{s}");
+        let swept = format!("compare::rung10:streamk=3::rung10::{s}");
+        let h95 = "ablations/HYPOTHESES.md H95: `streamk=2` lost where its clusters each load their own k-slice \
+                   (scattered offsets, no meeting in L2); in step, the tail's k-blocks are saved for the fix-up's cost";
+        let expectation = match s {
+            "prefill_attn_out" => harness::trial::pins::effect_from_sweep_and_runs(&swept, &name, 0.03)
+                .noting(&format!(
+                    "; as written (1.5-3% faster: 15.5 waves, 3.0% fewer k-blocks a cluster), {h95}; pinned \
+                     as an effect because its interval ends at the band's edge"
+                )),
+            "prefill_mlp_up" => Expectation::hypothesis(
+                harness::trial::expect::Expect::Verdict(Verdict::NoChange),
+                format!("{h95}: no change at 54.3 waves (1.3% fewer k-blocks a cluster)"),
+            ),
+            "square4096" => harness::trial::pins::sweep_pin(&swept, 0.03).refuting(format!(
+                "0-2% faster ({h95}: the fix-up, 128 KB of fp32 a CTA written and read, costs about half the 3% \
+                 of k-blocks the last wave saves at K = 4096)"
+            )),
+            _ => harness::trial::pins::sweep_pin(&swept, 0.03)
+                .refuting(format!("1-3% faster ({h95}: 3% fewer k-blocks, the fix-up a quarter of 4096 cubed's share)")),
+        };
+        configs(
+            &name,
+            (&Rung::Stmatrix.name(), Rung::Stmatrix.config()),
+            ("rung10:streamk=3", GemmConfig { stream_k: 3, ..Rung::Stmatrix.config() }),
+            s,
+            expectation,
+        )
+    });
+    let in_step_order = ["square4096", "long_k"].into_iter().map(move |s| {
+        let name = format!("beyond::streamk_in_step_order::{s}");
+        let expectation = if s == "long_k" {
+            Expectation::hypothesis(
+                harness::trial::expect::Expect::Verdict(Verdict::Faster),
+                "ablations/HYPOTHESES.md H95(b): 7-12% faster than `streamk=2` on long_k, whose A and B (256 MB) \
+                 are five times L2: scattered k-slices make its shared waves DRAM-bound",
+            )
+        } else {
+            harness::trial::pins::sweep_pin(
+                &format!("compare::rung10:streamk=3::rung10:streamk=2::{s}"),
+                0.03,
+            )
+            .refuting(
+                "2-5% faster than `streamk=2` (ablations/HYPOTHESES.md H95(b): the clusters meet in L2 on the \
+                 panels they share)",
+            )
+        };
+        configs(
+            &name,
+            ("rung10:streamk=2", GemmConfig { stream_k: 2, ..Rung::Stmatrix.config() }),
+            ("rung10:streamk=3", GemmConfig { stream_k: 3, ..Rung::Stmatrix.config() }),
+            s,
+            expectation,
         )
     });
     // H44(b): issue 10's first candidate in cuBLAS's own form, 256x128 tiles on 1x2 clusters sharing A.
@@ -238,6 +301,8 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         .chain([wait_scope, wait_suspend, tmap_prefetch, desc_advance])
         .chain([hilbert_correct])
         .chain(hybrid)
+        .chain(in_step)
+        .chain(in_step_order)
         .chain(everywhere)
         .chain(edges)
         .collect()

@@ -553,7 +553,45 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// and the skinny kernel's cp.async ring against `auto`'s kernel (697fd3a, tools/sweeps/h91-skinny-ring.txt): the
 /// pins of `read_floor::mma_chain` and `beyond::skinny_ring`; `auto` against cuBLAS at M = 1 and 8 (1c88247,
 /// tools/sweeps/h92-auto-over-m.txt), with the trials' own run: the pins of `beyond::auto_vs_cublas` there.
-const SWEEPS: [(&str, &str); 63] = [
+/// Stream-K on the last waves with the clusters walking k in step, against rung 10 and against `streamk=2`
+/// (9e055dd, tools/sweeps/h95-streamk-in-step.txt): the pins of `beyond::streamk_in_step*`.
+const SWEEPS: [(&str, &str); 69] = [
+    (
+        "9e055dd/h95-streamk-in-step/runs/compare-20261201T210101Z",
+        include_str!(
+            "../../results/h200/9e055dd/h95-streamk-in-step/runs/compare-20261201T210101Z.json"
+        ),
+    ),
+    (
+        "9e055dd/h95-streamk-in-step/runs/compare-20261201T210103Z",
+        include_str!(
+            "../../results/h200/9e055dd/h95-streamk-in-step/runs/compare-20261201T210103Z.json"
+        ),
+    ),
+    (
+        "9e055dd/h95-streamk-in-step/runs/compare-20261201T210107Z",
+        include_str!(
+            "../../results/h200/9e055dd/h95-streamk-in-step/runs/compare-20261201T210107Z.json"
+        ),
+    ),
+    (
+        "9e055dd/h95-streamk-in-step/runs/compare-20261201T210109Z",
+        include_str!(
+            "../../results/h200/9e055dd/h95-streamk-in-step/runs/compare-20261201T210109Z.json"
+        ),
+    ),
+    (
+        "9e055dd/h95-streamk-in-step/runs/compare-20261201T210115Z",
+        include_str!(
+            "../../results/h200/9e055dd/h95-streamk-in-step/runs/compare-20261201T210115Z.json"
+        ),
+    ),
+    (
+        "9e055dd/h95-streamk-in-step/runs/compare-20261201T210118Z",
+        include_str!(
+            "../../results/h200/9e055dd/h95-streamk-in-step/runs/compare-20261201T210118Z.json"
+        ),
+    ),
     (
         "1c88247/h92-auto-over-m/runs/compare-20261201T080929Z",
         include_str!(
