@@ -190,6 +190,14 @@ fn invalid_switch_combinations_name_the_rule() {
         ..Rung::Swizzle128.config()
     };
     assert!(err(wide.validate()).contains("accumulator registers"));
+    // 192 accumulators fit a consumer under setmaxnreg (cuBLAS's ping-pong tiles hold 168-176), not without it.
+    let p192 = parse_spec("rung10:pingpong=1,wg_m=128,bn=192").unwrap();
+    assert!(p192.validate().is_ok());
+    let plain = crate::kernel::config::GemmConfig {
+        setmaxnreg: false,
+        ..p192
+    };
+    assert!(err(plain.validate()).contains("without setmaxnreg"));
     assert!(err(parse_spec("rung3:stages=x")).contains("wants a number"));
     assert!(matches!(parse_spec("rung0"), Err(Error::Config(_))));
 }

@@ -363,12 +363,16 @@ impl GemmConfig {
                 self.consumers
             ));
         }
-        if self.accumulator_registers() > 128 {
+        // Under setmaxnreg a consumer thread gets 232 or 240 registers (cuBLAS's ping-pong 128x176 tiles hold 176
+        // accumulators); otherwise 65536 / 384 leaves 168. ptxas's report says whether the rest still fits.
+        let accumulator_cap = if self.setmaxnreg { 192 } else { 128 };
+        if self.accumulator_registers() > accumulator_cap {
             return config_err(format!(
-                "a {}x{} tile per warpgroup needs {} fp32 accumulator registers per thread; at most 128 fit beside the rest",
+                "a {}x{} tile per warpgroup needs {} fp32 accumulator registers per thread; at most {accumulator_cap} fit beside the rest{}",
                 self.wg_m,
                 self.bn,
-                self.accumulator_registers()
+                self.accumulator_registers(),
+                if self.setmaxnreg { "" } else { " without setmaxnreg" }
             ));
         }
         if !matches!(self.cluster_m, 1 | 2 | 4) {
