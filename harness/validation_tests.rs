@@ -198,6 +198,8 @@ fn invalid_switch_combinations_name_the_rule() {
         ..p192
     };
     assert!(err(plain.validate()).contains("without setmaxnreg"));
+    assert!(parse_spec("rung8:early_turn=1").is_ok());
+    assert!(err(parse_spec("rung10:early_turn=1").unwrap().validate()).contains("needs pingpong=1"));
     assert!(err(parse_spec("rung3:stages=x")).contains("wants a number"));
     assert!(matches!(parse_spec("rung0"), Err(Error::Config(_))));
 }

@@ -12,6 +12,8 @@
 //   SPLIT_N, WG_N     1: the consumers split the tile's columns instead of its rows (each owns all WG_M rows and
 //                     WG_N = BN / CONSUMERS columns); 0: WG_N = BN
 //   PINGPONG          the consumers take alternate tiles so one's epilogue overlaps the other's mainloop
+//   EARLY_TURN        1 (with PINGPONG): the turn passes once a tile's last MMAs are issued (CUTLASS's order), not
+//                     once they are complete (H98)
 //   MMA_WAIT_ALL      1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
 //   EPILOGUE_STMATRIX the TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction)
 //   CONSUMER_REGS     registers per consumer thread under setmaxnreg: 232 (producer 40) or 240 (producer 24)
@@ -846,6 +848,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             phase ^= 1;
           }
         }
+#if PINGPONG && EARLY_TURN
+        // CUTLASS's order (H98): the other consumer may issue now; this tile's last batch completes ahead of it.
+        if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
+#endif
 #if MAINLOOP_MMA
         wgmma_wait<0>();
 #endif
@@ -866,13 +872,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // The MMAs that read ring position p - MMA_IN_FLIGHT are complete in this warp: release it.
         if (kb >= MMA_IN_FLIGHT && lane == 0) release_stage(empty_bar + 8 * ((p - MMA_IN_FLIGHT) % STAGES));
       }
+#if PINGPONG && EARLY_TURN
+      // CUTLASS's order (H98): the other consumer may issue now; this tile's last batch completes ahead of it.
+      if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
+#endif
 #if MAINLOOP_MMA
       wgmma_wait<0>();
 #endif
       if (MMA_IN_FLIGHT > 0 && item_k_blocks > 0 && lane == 0)
         release_stage(empty_bar + 8 * ((item_pos + item_k_blocks - 1) % STAGES));
 #endif
-#if PINGPONG
+#if PINGPONG && !EARLY_TURN
       if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
 #endif
       (void)warp;

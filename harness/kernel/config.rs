@@ -192,6 +192,10 @@ pub struct GemmConfig {
     /// clusters' loads in flight sit at different columns of the weight rows (H83).
     #[serde(default)]
     pub k_rotate: bool,
+    /// Ping-pong only: a consumer passes the turn to the other once its tile's last MMAs are issued, as CUTLASS's
+    /// ordered barrier does, instead of once they are complete (H98).
+    #[serde(default)]
+    pub early_turn: bool,
     /// Instrumentation: CTA 0's last thread reads its SM's cycle counter and the global nanosecond timer at its
     /// start and end into the module's `clock_probe`: the SM clock a launch actually ran at (`sustain`).
     #[serde(default)]
@@ -439,6 +443,11 @@ impl GemmConfig {
         if self.desc_advance && (!self.warp_specialized || self.kb_per_wait != 1) {
             return config_err(
                 "desc_advance is built into the warp-specialized consumer loop of one k-block a round (kb_per_wait=1)",
+            );
+        }
+        if self.early_turn && (!self.pingpong || self.kb_per_wait != 1) {
+            return config_err(
+                "early_turn passes ping-pong's turn after the last MMAs are issued: it needs pingpong=1 and kb_per_wait=1",
             );
         }
         if self.k_rotate && !self.warp_specialized {

@@ -127,6 +127,7 @@ impl Rung {
             kb_per_wait: 1,
             desc_advance: false,
             k_rotate: false,
+            early_turn: false,
             clock_probe: false,
         };
         match self {

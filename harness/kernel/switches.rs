@@ -319,6 +319,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.k_rotate, flag("k_rotate", v)),
     },
     Switch {
+        key: "early_turn",
+        define: Some("EARLY_TURN"),
+        doc: "1 (with pingpong=1): a consumer passes the turn once its tile's last MMAs are issued, as CUTLASS orders ping-pong, so the other's MMAs queue behind them; 0 (default): once they are complete (H98)",
+        value: |c| u32::from(c.early_turn),
+        set: |c, v| assign(&mut c.early_turn, flag("early_turn", v)),
+    },
+    Switch {
         key: "clock_probe",
         define: Some("CLOCK_PROBE"),
         doc: "instrumentation: 1 records CTA 0's SM cycles and nanoseconds from its start to its end, the clock a launch actually ran at (sustain); 0 (default)",
