@@ -199,6 +199,16 @@ fn invalid_switch_combinations_name_the_rule() {
     };
     assert!(err(plain.validate()).contains("without setmaxnreg"));
     assert!(parse_spec("rung8:early_turn=1").is_ok());
+    assert!(parse_spec("rung10:epi_buffers=4,stages=3")
+        .unwrap()
+        .validate()
+        .is_ok());
+    assert!(err(parse_spec("rung10:epi_buffers=4").unwrap().validate())
+        .contains("shared memory over the limit"));
+    assert!(err(parse_spec("rung10:epi_buffers=3,stages=3")
+        .unwrap()
+        .validate())
+    .contains("2 (default) or 4"));
     assert!(err(parse_spec("rung10:early_turn=1").unwrap().validate()).contains("needs pingpong=1"));
     assert!(err(parse_spec("rung3:stages=x")).contains("wants a number"));
     assert!(matches!(parse_spec("rung0"), Err(Error::Config(_))));

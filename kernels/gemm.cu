@@ -12,6 +12,7 @@
 //   SPLIT_N, WG_N     1: the consumers split the tile's columns instead of its rows (each owns all WG_M rows and
 //                     WG_N = BN / CONSUMERS columns); 0: WG_N = BN
 //   PINGPONG          the consumers take alternate tiles so one's epilogue overlaps the other's mainloop
+//   EPI_BUFFERS       the TMA epilogue's 64x64 staging chunks a consumer: 2 (double-buffered) or 4 (H99)
 //   EARLY_TURN        1 (with PINGPONG): the turn passes once a tile's last MMAs are issued (CUTLASS's order), not
 //                     once they are complete (H98)
 //   MMA_WAIT_ALL      1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
@@ -66,7 +67,7 @@
 // harness/kernel/config.rs, computed there once; only what follows from it is derived here.
 #define WG_ATOMS (WG_M / 64)
 #define EPI_CHUNK_BYTES (64 * 64 * 2)
-static_assert(EPI_BYTES == (EPILOGUE_TMA ? CONSUMERS * 2 * EPI_CHUNK_BYTES : 0), "epilogue staging size");
+static_assert(EPI_BYTES == (EPILOGUE_TMA ? CONSUMERS * EPI_BUFFERS * EPI_CHUNK_BYTES : 0), "epilogue staging size");
 #define BAR_OFFSET (STAGES * STAGE_BYTES + EPI_BYTES)
 #define NUM_BARRIERS (2 * STAGES + 2)
 static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory plan exceeds SMEM_BYTES");
@@ -532,9 +533,16 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][WG_N / 2], c
   for (int a = 0; a < WG_ATOMS; a++) {
 #pragma unroll
     for (int jc = 0; jc < WG_N / 64; jc++) {
+#if EPI_BUFFERS == 2
       const u32 buf = staging + (chunk_count & 1) * EPI_CHUNK_BYTES;
       // The store issued two chunks ago read from this buffer: it must be done reading.
       if (lead && chunk_count >= 2) bulk_wait_read<1>();
+#else
+      // H99: EPI_BUFFERS chunks staged at once: a half-tile's stores queue without waiting for each other, and the
+      // buffer's last store is waited for a tile later.
+      const u32 buf = staging + (chunk_count % EPI_BUFFERS) * EPI_CHUNK_BYTES;
+      if (lead && chunk_count >= EPI_BUFFERS) bulk_wait_read<EPI_BUFFERS - 1>();
+#endif
       named_barrier(barrier_id, 128);
 #if EPILOGUE_STMATRIX
       // Two 8-column blocks per instruction: matrices (rows 0-7, block jj), (rows 8-15, jj), (rows 0-7, jj+1),
@@ -949,7 +957,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
       const int row0 = m_row + a_row0, col0 = n_col + b_row0;
 #if EPILOGUE_TMA
-      epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES + c * 2 * EPI_CHUNK_BYTES, 2 + c, chunk_count, row0,
+      epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES + c * EPI_BUFFERS * EPI_CHUNK_BYTES, 2 + c, chunk_count, row0,
                    col0);
 #else
       store_tile_direct(acc, C, ldc, M, N, row0, col0, w.tile);

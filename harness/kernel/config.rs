@@ -196,6 +196,10 @@ pub struct GemmConfig {
     /// ordered barrier does, instead of once they are complete (H98).
     #[serde(default)]
     pub early_turn: bool,
+    /// TMA epilogue: 64x64 staging chunks a consumer owns, 2 (double-buffered) or 4 (a 64x256 half-tile staged at
+    /// once, so its stores queue without waiting on each other; H99).
+    #[serde(default = "default_epi_buffers")]
+    pub epi_buffers: u32,
     /// Instrumentation: CTA 0's last thread reads its SM's cycle counter and the global nanosecond timer at its
     /// start and end into the module's `clock_probe`: the SM clock a launch actually ran at (`sustain`).
     #[serde(default)]
@@ -208,6 +212,10 @@ fn default_consumer_regs() -> u32 {
 
 fn default_kb_per_wait() -> u32 {
     1
+}
+
+fn default_epi_buffers() -> u32 {
+    2
 }
 
 /// Largest dynamic shared memory a Hopper CTA may opt into (227 KB); the device's own figure is checked too.
@@ -253,7 +261,7 @@ impl GemmConfig {
     }
     pub fn epilogue_bytes(&self) -> u32 {
         if self.epilogue_tma {
-            self.consumers * 2 * 64 * 64 * 2
+            self.consumers * self.epi_buffers * 64 * 64 * 2
         } else {
             0
         }
@@ -444,6 +452,12 @@ impl GemmConfig {
             return config_err(
                 "desc_advance is built into the warp-specialized consumer loop of one k-block a round (kb_per_wait=1)",
             );
+        }
+        if !matches!(self.epi_buffers, 2 | 4) || (self.epi_buffers != 2 && !self.epilogue_tma) {
+            return config_err(format!(
+                "epi_buffers is the TMA epilogue's staging chunks a consumer: 2 (default) or 4, with epilogue=tma; got {}",
+                self.epi_buffers
+            ));
         }
         if self.early_turn && (!self.pingpong || self.kb_per_wait != 1) {
             return config_err(

@@ -128,6 +128,7 @@ impl Rung {
             desc_advance: false,
             k_rotate: false,
             early_turn: false,
+            epi_buffers: 2,
             clock_probe: false,
         };
         match self {

@@ -326,6 +326,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.early_turn, flag("early_turn", v)),
     },
     Switch {
+        key: "epi_buffers",
+        define: Some("EPI_BUFFERS"),
+        doc: "the TMA epilogue's 64x64 staging chunks a consumer: 2 (default, double-buffered: each chunk's store waits for the one two before to have read its buffer) or 4 (a 64x256 half-tile staged at once; H99)",
+        value: |c| c.epi_buffers,
+        set: |c, v| assign(&mut c.epi_buffers, number("epi_buffers", v)),
+    },
+    Switch {
         key: "clock_probe",
         define: Some("CLOCK_PROBE"),
         doc: "instrumentation: 1 records CTA 0's SM cycles and nanoseconds from its start to its end, the clock a launch actually ran at (sustain); 0 (default)",
