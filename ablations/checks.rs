@@ -246,6 +246,13 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
         ("cluster4", four_cta.to_string(), "small"),
         ("cluster4_streamk", format!("{four_cta},streamk=1"), "small"),
         ("k_rotate", "rung10:k_rotate=1".to_string(), "27x520x520"),
+        // Stream-K in step (H95), its hand-off exercised: two clusters (ctas=4) for five cluster tiles, so each
+        // share holds whole tiles, a head and a tail, and a partial last k-block (K = 520).
+        (
+            "streamk_in_step",
+            "rung10:streamk=3,ctas=4".to_string(),
+            "256x1280x520",
+        ),
     ]
     .into_iter()
     .map(|(name, spec, shape)| {
