@@ -171,14 +171,15 @@ __device__ __forceinline__ bool work_item(int i, int c, int num_clusters, int nu
     w.k_end = k_blocks;
     return true;
   }
+#if STREAM_K
+  const long long iters = (long long)shared * k_blocks;
+  const long long begin = stream_k_begin(c, num_clusters, iters), end = stream_k_begin(c + 1, num_clusters, iters);
+  const int j = i - my_whole;
 #if STREAM_K == 3
   // H95: the share [begin, end) spans at least one tile's k-blocks (the grid never exceeds the tiles, so the shared
   // tiles number at least the clusters): the tail [a, K) of its first tile when it starts inside one, whole tiles,
   // the head [0, b) of its last when it ends inside one. Whole tiles first, then the head, then the tail: every
   // cluster starts each unit at k-block 0 or at a, which is 2K - L (mod K) from its neighbours' units.
-  const long long iters = (long long)shared * k_blocks;
-  const long long begin = stream_k_begin(c, num_clusters, iters), end = stream_k_begin(c + 1, num_clusters, iters);
-  const int j = i - my_whole;
   const int t0 = (int)(begin / k_blocks), a = (int)(begin - (long long)t0 * k_blocks);
   const int t1 = (int)((end - 1) / k_blocks), b = (int)(end - (long long)t1 * k_blocks);
   const int first_whole = a > 0 ? t0 + 1 : t0, n_whole = (b < k_blocks ? t1 - 1 : t1) - first_whole + 1;
@@ -199,10 +200,7 @@ __device__ __forceinline__ bool work_item(int i, int c, int num_clusters, int nu
     return false;
   }
   return true;
-#elif STREAM_K
-  const long long iters = (long long)shared * k_blocks;
-  const long long begin = stream_k_begin(c, num_clusters, iters), end = stream_k_begin(c + 1, num_clusters, iters);
-  const int j = i - my_whole;
+#else
   const long long g = j == 0 ? begin : (begin / k_blocks + j) * k_blocks;
   if (g >= end) return false;
   const int t = (int)(g / k_blocks);
@@ -210,6 +208,7 @@ __device__ __forceinline__ bool work_item(int i, int c, int num_clusters, int nu
   w.k_begin = (int)(g - (long long)t * k_blocks);
   w.k_end = (int)min((long long)k_blocks, end - (long long)t * k_blocks);
   return true;
+#endif
 #else
   return false;
 #endif
@@ -533,16 +532,10 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][WG_N / 2], c
   for (int a = 0; a < WG_ATOMS; a++) {
 #pragma unroll
     for (int jc = 0; jc < WG_N / 64; jc++) {
-#if EPI_BUFFERS == 2
-      const u32 buf = staging + (chunk_count & 1) * EPI_CHUNK_BYTES;
-      // The store issued two chunks ago read from this buffer: it must be done reading.
-      if (lead && chunk_count >= 2) bulk_wait_read<1>();
-#else
-      // H99: EPI_BUFFERS chunks staged at once: a half-tile's stores queue without waiting for each other, and the
-      // buffer's last store is waited for a tile later.
+      // The store issued EPI_BUFFERS chunks ago read from this buffer: it must be done reading (with 4, H99, a
+      // half-tile's stores queue without waiting for each other).
       const u32 buf = staging + (chunk_count % EPI_BUFFERS) * EPI_CHUNK_BYTES;
       if (lead && chunk_count >= EPI_BUFFERS) bulk_wait_read<EPI_BUFFERS - 1>();
-#endif
       named_barrier(barrier_id, 128);
 #if EPILOGUE_STMATRIX
       // Two 8-column blocks per instruction: matrices (rows 0-7, block jj), (rows 8-15, jj), (rows 0-7, jj+1),
@@ -898,12 +891,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // Calibration only: extra work of a known size before each tile's epilogue.
       spin_cycles(EPILOGUE_SPIN_CYCLES);
 #endif
-#if STREAM_K == 3
+#if STREAM_K
       {
-        // H95: a head (k-blocks 0 to b) goes to the next cluster, whose share holds the rest of the tile as its
-        // last unit; a tail (a to K) is the owner's, and the previous cluster computed its head a unit earlier.
+        // Workspace slot and flag of (cluster, rank, consumer): each cluster hands on at most one partial.
         const auto slot_of = [&](int cluster) { return (cluster * CLUSTER_M + (int)rank) * CONSUMERS + c; };
         const bool lead = (threadIdx.x % 128) == 0;
+#if STREAM_K == 3
+        // H95: a head (k-blocks 0 to b) goes to the next cluster, whose share holds the rest of the tile as its
+        // last unit; a tail (a to K) is the owner's, and the previous cluster computed its head a unit earlier.
         if (w.k_begin == 0 && w.k_end < k_blocks) {
           store_partial(acc, workspace + (size_t)slot_of(cluster_id) * SLOT_FLOATS);
           named_barrier(2 + c, 128);
@@ -918,12 +913,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           // Consumed: cleared for the next launch (each flag is set once per launch).
           if (lead) flag_release(partial_flags + slot_of(prev), 0);
         }
-      }
-#elif STREAM_K
-      {
-        // Workspace slot and flag of (cluster, rank, consumer): each cluster hands on at most one partial.
-        const auto slot_of = [&](int cluster) { return (cluster * CLUSTER_M + (int)rank) * CONSUMERS + c; };
-        const bool lead = (threadIdx.x % 128) == 0;
+#else
         if (w.k_begin > 0) {
           // A partial: the tile's owner (an earlier cluster) adds it to its own.
           store_partial(acc, workspace + (size_t)slot_of(cluster_id) * SLOT_FLOATS);
@@ -947,6 +937,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             if (e >= tile_end) break;
           }
         }
+#endif
       }
 #else
       (void)workspace;
