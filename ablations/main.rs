@@ -7,7 +7,7 @@
 //! `cargo test --release --test ablations -- swizzle` runs every trial whose name contains "swizzle".
 //!
 //! The lists live by subject: `steps` (the seed's steps, its isolation table, switches on the top rung),
-//! `past_seed` (rungs 9 and up), `small_m` (decode and `auto`'s kernels), `checks` (the harness checking itself);
+//! `past_seed` (rungs 9 and up), `epilogue_hiding` (hiding rung 10's epilogue, H97-H101), `small_m` (decode and `auto`'s kernels), `checks` (the harness checking itself);
 //! the ladder against cuBLAS comes from the library (`harness::trial::hypothesis::ladder_trials`).
 
 use harness::trial::hypothesis::{configs, expect_verdict};
@@ -15,11 +15,13 @@ use harness::{DType, GpuTrial, Raster, Rung, VariantSpec, Verdict};
 use std::process::ExitCode;
 
 mod checks;
+mod epilogue_hiding;
 mod past_seed;
 mod small_m;
 mod steps;
 
 use checks::{any_m, faults, noise, reference_and_dtypes, reliability, sanitize};
+use epilogue_hiding::epilogue_hiding;
 use past_seed::past_seed;
 use small_m::{
     auto_correct, auto_small_m_vs_cublas, k_rotate, no_token_cluster, pdl, skinny, skinny_correct,
@@ -49,6 +51,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
         harness::trial::hypothesis::ladder_trials(),
         steps(),
         past_seed(),
+        epilogue_hiding(),
         auto_correct(),
         pdl(),
         small_m(),

@@ -88,6 +88,12 @@
 //!   1.05; faster by 2-9% at all 17 such points measured on five widths (results/h200/6060352/h32-h33/,
 //!   65530ed/h34-h35/, d280913/h36-refit/). Against stream-K it lost (720x10240, 720x14336, 7000x1024: H34), so
 //!   the stream-K rules above keep the 10% threshold.
+//! - where whole tiles would run (the next rule) and H100's model of `streamk=3` gives 1.5% or more (the last
+//!   wave's idle share of the cluster slots, less a 16 us hand-off over rung 10's time at 650 TFLOP/s;
+//!   `streamk_in_step_gain`): rung 10 with stream-K on the last waves, the clusters walking k in step. Measured
+//!   against whole tiles: 0.977 on prefill_attn_out (H95, 9e055dd), 0.980 at 6144x8192x8192, 0.975 at
+//!   8192x8192x16384, 0.978 at 10240x8192x8192 (H100, results/h200/fa65945/h100-streamk-model/); at the four
+//!   shapes of H100 where the model says less (0.5-1.1%) it measured 0.7-1.6%, inside the suite's band.
 //! - otherwise rung 10 with whole tiles: where one or two waves are at least 95% full (M = 480-512 and 897-1024 at
 //!   N = 8192, 960 and 2048 at N = 4096): 1.06, 1.01, 1.00, 1.01, 1.00 against 1.15, 1.09, 1.03, 1.10, 1.04 with
 //!   stream-K over every tile (H29, H30); and at three waves or more (stream-K on the last waves measured slower
@@ -331,12 +337,31 @@ fn rule_by_shape(
             sm_count,
             "M > 256, where whole tiles would run: token tiles that waste 5% less than 256-row tiles: swap-AB, tokens multicast, whole tiles, PDL",
         )
+    } else if streamk_in_step_gain(shape, clusters) >= 0.015 {
+        (
+            "rung10:streamk=3".to_string(),
+            "whole tiles would leave the last wave's idle share worth 1.5% or more after stream-K's hand-off (H100's model): whole tiles, then stream-K on the last waves with the clusters walking k in step",
+        )
     } else {
         (
             "rung10".to_string(),
             "whole tiles: one or two waves at least 95% filled, or more waves",
         )
     }
+}
+
+/// The share of rung 10's time that stream-K on the last waves with the clusters in step (`streamk=3`) saves, by
+/// H100's model fitted to H95's four shapes: the last wave's idle share of the cluster slots, less a hand-off of
+/// 16 us a launch (the fit's upper end: 12-16 us) over rung 10's time taken at 650 TFLOP/s. Out of sample it was
+/// within 0.1 points of its 12-16 us range at all seven shapes of H100 (results/h200/fa65945/h100-streamk-model/);
+/// the 16 us end keeps `auto` off the shapes where the gain could sit under the 1.5% that pays for a new kernel.
+fn streamk_in_step_gain(shape: &Shape, clusters: usize) -> f64 {
+    const HANDOFF_S: f64 = 16e-6;
+    const RUNG10_FLOPS: f64 = 650e12;
+    let tiles = shape.m.div_ceil(256) * shape.n.div_ceil(256);
+    let idle = 1.0 - wave_fill(tiles, clusters);
+    let rung10_s = 2.0 * (shape.m * shape.n * shape.k) as f64 / RUNG10_FLOPS;
+    idle - HANDOFF_S / rung10_s
 }
 
 /// Waves of `tiles` on `clusters` (a partial last one counted).
@@ -774,9 +799,17 @@ mod tests {
             "rung10:streamk=1,evict_first=1,pdl=1"
         );
         assert_eq!(pick(&shape("prefill_1500")), "rung10");
-        for s in ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"] {
+        for s in ["square4096", "prefill_mlp_up", "long_k"] {
             assert_eq!(pick(&shape(s)), "rung10", "{s}");
         }
+        // H100's model: 15.5 waves leave 3.0% of the slots idle, and the 16 us hand-off is 0.9% of 8192 cubed.
+        assert_eq!(pick(&shape("prefill_attn_out")), "rung10:streamk=3");
+        let gain = |m, n, k| streamk_in_step_gain(&Shape::new("t", m, n, k), 66);
+        assert!((gain(8192, 8192, 8192) - 0.0208).abs() < 0.0005);
+        // 3.88 waves at 4096 cubed: the hand-off costs more than the idle share.
+        assert!(gain(4096, 4096, 4096) < 0.0);
+        // H100's shapes: taken at 1.8-2.6%, not at 1.1% (8192x8192x4096, where 1.6% was measured).
+        assert!(gain(6144, 8192, 8192) >= 0.015 && gain(8192, 8192, 4096) < 0.015);
         // H18's kernels, as auto picked them then.
         assert_eq!(h18_spec(&shape("decode_m1")), SMALL_M_SPEC);
         assert_eq!(h18_spec(&shape("decode_attn_out")), DECODE_SPEC);

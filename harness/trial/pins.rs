@@ -554,8 +554,164 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// pins of `read_floor::mma_chain` and `beyond::skinny_ring`; `auto` against cuBLAS at M = 1 and 8 (1c88247,
 /// tools/sweeps/h92-auto-over-m.txt), with the trials' own run: the pins of `beyond::auto_vs_cublas` there.
 /// Stream-K on the last waves with the clusters walking k in step, against rung 10 and against `streamk=2`
-/// (9e055dd, tools/sweeps/h95-streamk-in-step.txt): the pins of `beyond::streamk_in_step*`.
-const SWEEPS: [(&str, &str); 69] = [
+/// (9e055dd, tools/sweeps/h95-streamk-in-step.txt): the pins of `beyond::streamk_in_step*`, and its `streamk=3`
+/// against cuBLAS on prefill_attn_out, the pin of `ladder::auto` there since H100's rule. Ping-pong with 128 rows a
+/// warpgroup, the turn passed early, the cooperative epilogue's half-tile staged at once, `streamk=3` out of H95's
+/// sample and three changes to the 128x192 ping-pong (fa65945, tools/sweeps/h97-pingpong-128-rows.txt,
+/// h99-epilogue-staging.txt, h100-streamk-model.txt, h101-pingpong-192-tuning.txt): the pins of
+/// `beyond::pingpong_128_rows*`, `beyond::early_turn`, `beyond::epi_buffers*`, `beyond::streamk_model` and
+/// `beyond::pingpong_192_*`.
+const SWEEPS: [(&str, &str); 94] = [
+    (
+        "9e055dd/h95-streamk-in-step/runs/compare-20261201T210132Z",
+        include_str!(
+            "../../results/h200/9e055dd/h95-streamk-in-step/runs/compare-20261201T210132Z.json"
+        ),
+    ),
+    (
+        "fa65945/h97-pingpong-128-rows/runs/compare-20261201T221321Z",
+        include_str!(
+            "../../results/h200/fa65945/h97-pingpong-128-rows/runs/compare-20261201T221321Z.json"
+        ),
+    ),
+    (
+        "fa65945/h97-pingpong-128-rows/runs/compare-20261201T221326Z",
+        include_str!(
+            "../../results/h200/fa65945/h97-pingpong-128-rows/runs/compare-20261201T221326Z.json"
+        ),
+    ),
+    (
+        "fa65945/h97-pingpong-128-rows/runs/compare-20261201T221330Z",
+        include_str!(
+            "../../results/h200/fa65945/h97-pingpong-128-rows/runs/compare-20261201T221330Z.json"
+        ),
+    ),
+    (
+        "fa65945/h97-pingpong-128-rows/runs/compare-20261201T221337Z",
+        include_str!(
+            "../../results/h200/fa65945/h97-pingpong-128-rows/runs/compare-20261201T221337Z.json"
+        ),
+    ),
+    (
+        "fa65945/h97-pingpong-128-rows/runs/compare-20261201T221342Z",
+        include_str!(
+            "../../results/h200/fa65945/h97-pingpong-128-rows/runs/compare-20261201T221342Z.json"
+        ),
+    ),
+    (
+        "fa65945/h97-pingpong-128-rows/runs/compare-20261201T221345Z",
+        include_str!(
+            "../../results/h200/fa65945/h97-pingpong-128-rows/runs/compare-20261201T221345Z.json"
+        ),
+    ),
+    (
+        "fa65945/h97-pingpong-128-rows/runs/compare-20261201T221348Z",
+        include_str!(
+            "../../results/h200/fa65945/h97-pingpong-128-rows/runs/compare-20261201T221348Z.json"
+        ),
+    ),
+    (
+        "fa65945/h99-epilogue-staging/runs/compare-20261201T221351Z",
+        include_str!(
+            "../../results/h200/fa65945/h99-epilogue-staging/runs/compare-20261201T221351Z.json"
+        ),
+    ),
+    (
+        "fa65945/h99-epilogue-staging/runs/compare-20261201T221353Z",
+        include_str!(
+            "../../results/h200/fa65945/h99-epilogue-staging/runs/compare-20261201T221353Z.json"
+        ),
+    ),
+    (
+        "fa65945/h99-epilogue-staging/runs/compare-20261201T221356Z",
+        include_str!(
+            "../../results/h200/fa65945/h99-epilogue-staging/runs/compare-20261201T221356Z.json"
+        ),
+    ),
+    (
+        "fa65945/h99-epilogue-staging/runs/compare-20261201T221400Z",
+        include_str!(
+            "../../results/h200/fa65945/h99-epilogue-staging/runs/compare-20261201T221400Z.json"
+        ),
+    ),
+    (
+        "fa65945/h99-epilogue-staging/runs/compare-20261201T221402Z",
+        include_str!(
+            "../../results/h200/fa65945/h99-epilogue-staging/runs/compare-20261201T221402Z.json"
+        ),
+    ),
+    (
+        "fa65945/h99-epilogue-staging/runs/compare-20261201T221405Z",
+        include_str!(
+            "../../results/h200/fa65945/h99-epilogue-staging/runs/compare-20261201T221405Z.json"
+        ),
+    ),
+    (
+        "fa65945/h99-epilogue-staging/runs/compare-20261201T221408Z",
+        include_str!(
+            "../../results/h200/fa65945/h99-epilogue-staging/runs/compare-20261201T221408Z.json"
+        ),
+    ),
+    (
+        "fa65945/h100-streamk-model/runs/compare-20261201T221412Z",
+        include_str!(
+            "../../results/h200/fa65945/h100-streamk-model/runs/compare-20261201T221412Z.json"
+        ),
+    ),
+    (
+        "fa65945/h100-streamk-model/runs/compare-20261201T221415Z",
+        include_str!(
+            "../../results/h200/fa65945/h100-streamk-model/runs/compare-20261201T221415Z.json"
+        ),
+    ),
+    (
+        "fa65945/h100-streamk-model/runs/compare-20261201T221418Z",
+        include_str!(
+            "../../results/h200/fa65945/h100-streamk-model/runs/compare-20261201T221418Z.json"
+        ),
+    ),
+    (
+        "fa65945/h100-streamk-model/runs/compare-20261201T221420Z",
+        include_str!(
+            "../../results/h200/fa65945/h100-streamk-model/runs/compare-20261201T221420Z.json"
+        ),
+    ),
+    (
+        "fa65945/h100-streamk-model/runs/compare-20261201T221423Z",
+        include_str!(
+            "../../results/h200/fa65945/h100-streamk-model/runs/compare-20261201T221423Z.json"
+        ),
+    ),
+    (
+        "fa65945/h100-streamk-model/runs/compare-20261201T221425Z",
+        include_str!(
+            "../../results/h200/fa65945/h100-streamk-model/runs/compare-20261201T221425Z.json"
+        ),
+    ),
+    (
+        "fa65945/h100-streamk-model/runs/compare-20261201T221428Z",
+        include_str!(
+            "../../results/h200/fa65945/h100-streamk-model/runs/compare-20261201T221428Z.json"
+        ),
+    ),
+    (
+        "fa65945/h101-pingpong-192-tuning/runs/compare-20261201T221757Z",
+        include_str!(
+            "../../results/h200/fa65945/h101-pingpong-192-tuning/runs/compare-20261201T221757Z.json"
+        ),
+    ),
+    (
+        "fa65945/h101-pingpong-192-tuning/runs/compare-20261201T221805Z",
+        include_str!(
+            "../../results/h200/fa65945/h101-pingpong-192-tuning/runs/compare-20261201T221805Z.json"
+        ),
+    ),
+    (
+        "fa65945/h101-pingpong-192-tuning/runs/compare-20261201T221808Z",
+        include_str!(
+            "../../results/h200/fa65945/h101-pingpong-192-tuning/runs/compare-20261201T221808Z.json"
+        ),
+    ),
     (
         "9e055dd/h95-streamk-in-step/runs/compare-20261201T210101Z",
         include_str!(
