@@ -1190,7 +1190,10 @@ pub fn sweep_pin(compare_trial: &str, floor: f64) -> Expectation {
 /// ablations shard the device budget left: there `skinny_ring` measured 1.078 (1.135 in its sweep, 1.176 at
 /// 1c88247) and `no_token_cluster` at M = 16 0.982 (0.948 in its sweep, 0.974 at 1c88247), each still on its
 /// sweep's side of 1.
-const TRIAL_RUNS: [(&str, &str); 5] = [
+/// And 1142956's first ablations shard, where cuBLAS's chooser took Lt(0) at M = 1 and it ran 39.6 us in the rounds
+/// (35.6-35.8 us on the hosts before): `auto`'s kernel, unchanged since 1c88247, took 34.9 us as before, and
+/// `beyond::auto_vs_cublas::decode_m1` measured 0.863 against its window of 0.902-0.995.
+const TRIAL_RUNS: [(&str, &str); 6] = [
     (
         "63bea06/trials/runs/ablations-20261130T230537Z",
         include_str!("../../results/h200/63bea06/trials/runs/ablations-20261130T230537Z.json"),
@@ -1210,6 +1213,10 @@ const TRIAL_RUNS: [(&str, &str); 5] = [
     (
         "44ddb92/partial/ablations-20261201T105124Z",
         include_str!("../../results/h200/44ddb92/partial/ablations-20261201T105124Z.json"),
+    ),
+    (
+        "1142956/suite/runs/ablations-20261201T223117Z",
+        include_str!("../../results/h200/1142956/suite/runs/ablations-20261201T223117Z.json"),
     ),
 ];
 
