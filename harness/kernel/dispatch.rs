@@ -353,7 +353,7 @@ fn rule_by_shape(
 /// The share of rung 10's time that stream-K on the last waves with the clusters in step (`streamk=3`) saves, by
 /// H100's model fitted to H95's four shapes: the last wave's idle share of the cluster slots, less a hand-off of
 /// 16 us a launch (the fit's upper end: 12-16 us) over rung 10's time taken at 650 TFLOP/s. Out of sample it was
-/// within 0.1 points of its 12-16 us range at all seven shapes of H100 (results/h200/fa65945/h100-streamk-model/);
+/// within 0.15 points of its 12-16 us range at all seven shapes of H100 (results/h200/fa65945/h100-streamk-model/);
 /// the 16 us end keeps `auto` off the shapes where the gain could sit under the 1.5% that pays for a new kernel.
 fn streamk_in_step_gain(shape: &Shape, clusters: usize) -> f64 {
     const HANDOFF_S: f64 = 16e-6;
