@@ -121,20 +121,21 @@ pub(crate) fn epilogue_hiding() -> Vec<GpuTrial> {
     // H98 and H101(c): the turn passed once the last MMAs are issued (CUTLASS's ordered barrier).
     let h98 = "ablations/HYPOTHESES.md H98: no change; one drain of a batch of wgmmas is a few hundred of a tile's \
                tens of thousands of cycles";
+    let pingpong_192_early = format!("{PINGPONG_192},early_turn=1");
     let early_turn = [
-        ("prefill_attn_out", PINGPONG_192),
-        ("prefill_mlp_up", PINGPONG_192),
-        ("square4096", "rung8"),
+        (
+            "prefill_attn_out",
+            PINGPONG_192,
+            pingpong_192_early.as_str(),
+        ),
+        ("prefill_mlp_up", PINGPONG_192, pingpong_192_early.as_str()),
+        ("square4096", "rung8", "rung8:early_turn=1"),
     ]
-    .map(|(s, base)| {
-        let candidate = format!(
-            "{base}{}early_turn=1",
-            if base.contains(':') { "," } else { ":" }
-        );
+    .map(|(s, base, candidate)| {
         pair(
             &format!("beyond::early_turn::{s}"),
             base,
-            &candidate,
+            candidate,
             s,
             as_written(Verdict::NoChange, h98),
         )

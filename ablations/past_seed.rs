@@ -35,6 +35,22 @@ fn on_rung10_spec(name: &str, spec: &str, shape: &str, v: Verdict, hypothesis: &
     on_rung10(name, (spec, config), shape, v, hypothesis)
 }
 
+/// Rung 10 with stream-K mode `mode` (`rung10:streamk=MODE`), as the stream-K trials name it.
+fn streamk_on_rung10(mode: u32) -> (&'static str, GemmConfig) {
+    let label = match mode {
+        2 => "rung10:streamk=2",
+        3 => "rung10:streamk=3",
+        _ => unreachable!("only streamk=2 and 3 have trials against rung 10 under this label"),
+    };
+    (
+        label,
+        GemmConfig {
+            stream_k: mode,
+            ..Rung::Stmatrix.config()
+        },
+    )
+}
+
 /// Switches on the rungs past the seed, each against the rung it is flipped on (ablations/HYPOTHESES.md).
 pub(crate) fn past_seed() -> Vec<GpuTrial> {
     let r9 = || Rung::Cooperative.config();
@@ -220,7 +236,7 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         configs(
             &name,
             (&Rung::Stmatrix.name(), Rung::Stmatrix.config()),
-            ("rung10:streamk=3", GemmConfig { stream_k: 3, ..Rung::Stmatrix.config() }),
+            streamk_on_rung10(3),
             s,
             expectation,
         )
@@ -245,8 +261,8 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         };
         configs(
             &name,
-            ("rung10:streamk=2", GemmConfig { stream_k: 2, ..Rung::Stmatrix.config() }),
-            ("rung10:streamk=3", GemmConfig { stream_k: 3, ..Rung::Stmatrix.config() }),
+            streamk_on_rung10(2),
+            streamk_on_rung10(3),
             s,
             expectation,
         )
@@ -267,7 +283,7 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         configs(
             &name,
             (&Rung::Stmatrix.name(), Rung::Stmatrix.config()),
-            ("rung10:streamk=3", GemmConfig { stream_k: 3, ..Rung::Stmatrix.config() }),
+            streamk_on_rung10(3),
             s,
             expectation,
         )
