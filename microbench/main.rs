@@ -468,6 +468,10 @@ fn clock_trials() -> Vec<GpuTrial> {
     let decode = "rung10:bn=128,stages=6,evict_first=1,pdl=1,clock_probe=1";
     let decode_mma = "rung10:bn=128,stages=6,evict_first=1,pdl=1,loads=0,clock_probe=1";
     let decode_solo = "rung10:bn=128,stages=6,evict_first=1,pdl=1,cluster=1,clock_probe=1";
+    let (wide, narrow) = (
+        "rung10:wg_m=128,bn=192,stages=3,clock_probe=1",
+        "rung10:bn=128,clock_probe=1",
+    );
     vec![
         sustain(
             "clock::mma_only::square4096",
@@ -495,6 +499,26 @@ fn clock_trials() -> Vec<GpuTrial> {
                 ],
                 "H75(b): `auto`'s decode kernel at 1500-1700 MHz and its MMAs alone 5-12% faster in clock, \
                  cycles within 3% (it ran at 1434 MHz, its MMAs alone 18% faster)",
+            ),
+        ),
+        // H103(a): three tiles that land 0.778, 1 and 1.333 of rung 10's bytes a FLOP, each alone.
+        GpuTrial::new(
+            "clock::wide_tile::prefill_attn_out",
+            Job::Sustain {
+                variants: [rung10, wide, narrow].iter().map(|s| spec(s)).collect(),
+                shape: shape("prefill_attn_out"),
+                dtype: DType::F16,
+                seconds: 4.0,
+                passes: 2,
+            },
+            sustained_pin(
+                vec![
+                    pin(F::ProbedMhz, wide, rung10, 0.02),
+                    pin(F::ProbedMhz, narrow, rung10, 0.02),
+                ],
+                "H103(a): if the clock falls linearly with the bytes landing in the SMs, 256x192 at a 1-3% higher \
+                 clock than rung 10 and 128x128 at a 1.5-4% lower one (256x192 ran 3.6% higher; 128x128 1.2% \
+                 higher: its 17% more cycles lower the tensor pipe's duty)",
             ),
         ),
         sustain(
@@ -536,14 +560,7 @@ fn read_floor_trials() -> Vec<GpuTrial> {
         let (label, config) = auto_variant(&shape(s), H200_SMS);
         VariantSpec::gemm(label, config)
     };
-    // A time ratio from lo to hi, as written: the window of RatioNear is [ratio / (1 + t), ratio * (1 + t)].
-    let between = |lo: f64, hi: f64| {
-        let ratio = (lo * hi).sqrt();
-        Expect::RatioNear {
-            ratio,
-            tolerance: hi / ratio - 1.0,
-        }
-    };
+    let between = Expect::time_ratio_between;
     let h79 = |expect: Expect, what: &str| {
         Expectation::hypothesis(expect, format!("ablations/HYPOTHESES.md H79: {what}"))
     };

@@ -46,6 +46,19 @@ pub enum Expect {
     Sustained(Vec<SustainedCheck>),
 }
 
+impl Expect {
+    /// A time ratio from `lo` to `hi`, as a hypothesis writes it: `RatioNear` on their geometric middle, whose
+    /// window [ratio / (1 + t), ratio * (1 + t)] is then exactly [lo, hi].
+    pub fn time_ratio_between(lo: f64, hi: f64) -> Expect {
+        assert!(0.0 < lo && lo < hi, "a range from {lo} to {hi}");
+        let ratio = (lo * hi).sqrt();
+        Expect::RatioNear {
+            ratio,
+            tolerance: hi / ratio - 1.0,
+        }
+    }
+}
+
 /// A figure of a sustained run's settled half.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum SustainedFigure {

@@ -560,8 +560,10 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// sample and three changes to the 128x192 ping-pong (fa65945, tools/sweeps/h97-pingpong-128-rows.txt,
 /// h99-epilogue-staging.txt, h100-streamk-model.txt, h101-pingpong-192-tuning.txt): the pins of
 /// `beyond::pingpong_128_rows*`, `beyond::early_turn`, `beyond::epi_buffers*`, `beyond::streamk_model` and
-/// `beyond::pingpong_192_*`.
-const SWEEPS: [(&str, &str); 94] = [
+/// `beyond::pingpong_192_*`. H102, `streamk=3` where H100's rule sends `auto` far from its fit, and H103, the
+/// 256x192 tile against rung 10 and cuBLAS (89ac068, tools/sweeps/h102-streamk-rule-reach.txt, h103-wide-tile.txt):
+/// the pins of `beyond::streamk_rule_reach::*` and `beyond::wide_tile::*`.
+const SWEEPS: [(&str, &str); 107] = [
     (
         "9e055dd/h95-streamk-in-step/runs/compare-20261201T210132Z",
         include_str!(
@@ -1068,6 +1070,84 @@ const SWEEPS: [(&str, &str); 94] = [
         "c204b16/h63-one-consumer-whole/runs/compare-20261201T010447Z",
         include_str!(
             "../../results/h200/c204b16/h63-one-consumer-whole/runs/compare-20261201T010447Z.json"
+        ),
+    ),
+    (
+        "89ac068/h102-streamk-rule-reach/runs/compare-20261201T232046Z",
+        include_str!(
+            "../../results/h200/89ac068/h102-streamk-rule-reach/runs/compare-20261201T232046Z.json"
+        ),
+    ),
+    (
+        "89ac068/h102-streamk-rule-reach/runs/compare-20261201T232048Z",
+        include_str!(
+            "../../results/h200/89ac068/h102-streamk-rule-reach/runs/compare-20261201T232048Z.json"
+        ),
+    ),
+    (
+        "89ac068/h102-streamk-rule-reach/runs/compare-20261201T232050Z",
+        include_str!(
+            "../../results/h200/89ac068/h102-streamk-rule-reach/runs/compare-20261201T232050Z.json"
+        ),
+    ),
+    (
+        "89ac068/h102-streamk-rule-reach/runs/compare-20261201T232053Z",
+        include_str!(
+            "../../results/h200/89ac068/h102-streamk-rule-reach/runs/compare-20261201T232053Z.json"
+        ),
+    ),
+    (
+        "89ac068/h102-streamk-rule-reach/runs/compare-20261201T232055Z",
+        include_str!(
+            "../../results/h200/89ac068/h102-streamk-rule-reach/runs/compare-20261201T232055Z.json"
+        ),
+    ),
+    (
+        "89ac068/h102-streamk-rule-reach/runs/compare-20261201T232057Z",
+        include_str!(
+            "../../results/h200/89ac068/h102-streamk-rule-reach/runs/compare-20261201T232057Z.json"
+        ),
+    ),
+    (
+        "89ac068/h102-streamk-rule-reach/runs/compare-20261201T232100Z",
+        include_str!(
+            "../../results/h200/89ac068/h102-streamk-rule-reach/runs/compare-20261201T232100Z.json"
+        ),
+    ),
+    (
+        "89ac068/h103-wide-tile/runs/compare-20261201T232103Z",
+        include_str!(
+            "../../results/h200/89ac068/h103-wide-tile/runs/compare-20261201T232103Z.json"
+        ),
+    ),
+    (
+        "89ac068/h103-wide-tile/runs/compare-20261201T232106Z",
+        include_str!(
+            "../../results/h200/89ac068/h103-wide-tile/runs/compare-20261201T232106Z.json"
+        ),
+    ),
+    (
+        "89ac068/h103-wide-tile/runs/compare-20261201T232108Z",
+        include_str!(
+            "../../results/h200/89ac068/h103-wide-tile/runs/compare-20261201T232108Z.json"
+        ),
+    ),
+    (
+        "89ac068/h103-wide-tile/runs/compare-20261201T232110Z",
+        include_str!(
+            "../../results/h200/89ac068/h103-wide-tile/runs/compare-20261201T232110Z.json"
+        ),
+    ),
+    (
+        "89ac068/h103-wide-tile/runs/compare-20261201T232112Z",
+        include_str!(
+            "../../results/h200/89ac068/h103-wide-tile/runs/compare-20261201T232112Z.json"
+        ),
+    ),
+    (
+        "89ac068/h103-wide-tile/runs/compare-20261201T232115Z",
+        include_str!(
+            "../../results/h200/89ac068/h103-wide-tile/runs/compare-20261201T232115Z.json"
         ),
     ),
 ];
@@ -1741,9 +1821,9 @@ mod tests {
 }
 
 /// Committed sustained runs (each kernel alone, `clock_probe=1`) that pin the `clock::` trials: H75 at f32970e, H76
-/// at 6feb1af, the whole microbench at 1432bb9 and H77 at c5615b6, each on its own host
+/// at 6feb1af, the whole microbench at 1432bb9, H77 at c5615b6 and H103 at 89ac068, each on its own host
 /// (`results/h200/<commit>/...`; the microbench's record at the top level).
-const SUSTAIN_RUNS: [(&str, &str); 4] = [
+const SUSTAIN_RUNS: [(&str, &str); 5] = [
     (
         "f32970e/h75-clock-probe/runs/sustain-20261201T032537Z",
         include_str!(
@@ -1764,6 +1844,12 @@ const SUSTAIN_RUNS: [(&str, &str); 4] = [
         "c5615b6/h77-clock-after/runs/sustain-20261201T040616Z",
         include_str!(
             "../../results/h200/c5615b6/h77-clock-after/runs/sustain-20261201T040616Z.json"
+        ),
+    ),
+    (
+        "89ac068/h103-clock-by-tile/runs/sustain-20261201T232158Z",
+        include_str!(
+            "../../results/h200/89ac068/h103-clock-by-tile/runs/sustain-20261201T232158Z.json"
         ),
     ),
 ];
