@@ -32,6 +32,10 @@ pub struct Round {
     /// event, a different machine state); the round is kept in the record but not in the estimate.
     #[serde(default)]
     pub set_aside: bool,
+    /// The clock each kernel measured itself at (`clock_probe=1`), baseline and candidate, read after each pair:
+    /// empty where neither probes. NVML's reading misses what tensor-core load does to the clock (H75).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probed_mhz: Vec<[Option<f64>; 2]>,
 }
 
 /// A round is set aside when one of its pairs read the SM clock under this fraction of the comparison's median.
@@ -69,6 +73,10 @@ pub struct Comparison {
     pub candidate_median_us: f64,
     pub sm_clock_median_mhz: Option<f64>,
     pub sm_clock_min_mhz: Option<u32>,
+    /// Median of the probed clocks (`clock_probe=1`), baseline and candidate, over the estimate's rounds: none
+    /// where neither kernel probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probed_median_mhz: Option<[Option<f64>; 2]>,
     /// Pairs whose clock read under 90% of the comparison's median.
     pub low_clock_pairs: usize,
     /// Rounds set aside as throttled (under 80% of the median clock) and replaced.
@@ -118,6 +126,7 @@ impl Comparison {
             baseline_median_us: all(|r| &r.baseline_us),
             candidate_median_us: all(|r| &r.candidate_us),
             sm_clock_median_mhz: clock_median,
+            probed_median_mhz: probed_medians(&rounds),
             sm_clock_min_mhz: rounds
                 .iter()
                 .flat_map(|r| r.sm_clock_mhz.iter().flatten().copied())
@@ -139,6 +148,20 @@ impl Comparison {
             rotation_sets,
         }
     }
+}
+
+/// The median probed clock of each side over the rounds kept in the estimate, where any pair read a probe.
+fn probed_medians(rounds: &[Round]) -> Option<[Option<f64>; 2]> {
+    let side = |i: usize| {
+        let mhz: Vec<f64> = rounds
+            .iter()
+            .filter(|r| !r.set_aside)
+            .flat_map(|r| r.probed_mhz.iter().filter_map(move |p| p[i]))
+            .collect();
+        (!mhz.is_empty()).then(|| stats::median(&mhz))
+    };
+    let medians = [side(0), side(1)];
+    medians.iter().any(Option::is_some).then_some(medians)
 }
 
 /// Launches `v` `launches` times between two events, rotating over `sets` operand sets from `next_set`; returns
@@ -308,6 +331,7 @@ pub fn round(
         seed: operands.seed,
         operand_addresses: operands.addresses,
         set_aside: false,
+        probed_mhz: Vec::new(),
     };
     let mut set = 0;
     for pair in 0..pairs {
@@ -324,9 +348,65 @@ pub fn round(
             tb * 1e3 / f64::from(launches[1]),
         );
         r.sm_clock_mhz.push(gpu.sm_clock_mhz());
+        // Each probe holds its kernel's last launch, read after both batches (outside the timed spans).
+        let probes = [
+            baseline.probed_clock_mhz(gpu)?,
+            candidate.probed_clock_mhz(gpu)?,
+        ];
+        if probes.iter().any(Option::is_some) {
+            r.probed_mhz.push(probes);
+        }
         r.baseline_us.push(ua);
         r.candidate_us.push(ub);
         r.log_ratios.push((ub / ua).ln());
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(probes: Vec<[Option<f64>; 2]>, set_aside: bool) -> Round {
+        Round {
+            index: 0,
+            baseline_first: true,
+            launches: [1, 1],
+            log_ratios: vec![0.0; probes.len()],
+            baseline_us: vec![1.0; probes.len()],
+            candidate_us: vec![1.0; probes.len()],
+            sm_clock_mhz: vec![None; probes.len()],
+            seed: 0,
+            operand_addresses: Vec::new(),
+            set_aside,
+            probed_mhz: probes,
+        }
+    }
+
+    #[test]
+    fn probed_medians_take_each_side_over_the_kept_rounds() {
+        let rounds = [
+            round(
+                vec![[Some(1500.0), Some(1600.0)], [Some(1510.0), Some(1620.0)]],
+                false,
+            ),
+            round(vec![[Some(1520.0), Some(1640.0)]], false),
+            // A throttled round is not in the estimate, nor in its clocks.
+            round(vec![[Some(900.0), Some(900.0)]], true),
+        ];
+        assert_eq!(probed_medians(&rounds), Some([Some(1510.0), Some(1620.0)]));
+        // One side probing (cuBLAS has no probe): the other side's median alone.
+        let one = [round(vec![[None, Some(1600.0)]], false)];
+        assert_eq!(probed_medians(&one), Some([None, Some(1600.0)]));
+        // Neither probing: nothing recorded, so records without probes are unchanged.
+        assert_eq!(probed_medians(&[round(Vec::new(), false)]), None);
+    }
+
+    #[test]
+    fn a_round_without_probes_serializes_as_before() {
+        let json = serde_json::to_value(round(Vec::new(), false)).unwrap();
+        assert!(json.get("probed_mhz").is_none(), "{json}");
+        let back: Round = serde_json::from_value(json).unwrap();
+        assert!(back.probed_mhz.is_empty());
+    }
 }

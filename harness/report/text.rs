@@ -98,6 +98,22 @@ pub fn record_text(r: &TrialRecord) -> String {
                 .unwrap_or_else(|| "unknown".into()),
             c.elapsed_s
         );
+        if let Some(probed) = c.probed_median_mhz {
+            let mhz =
+                |m: Option<f64>| m.map_or_else(|| "no probe".into(), |m| format!("{m:.0} MHz"));
+            let ratio = match probed {
+                [Some(b), Some(c)] => format!(" ({:.3} of the baseline's)", c / b),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "  probed clock in the rounds (clock_probe=1, medians): {} {}, {} {}{ratio}",
+                c.candidate,
+                mhz(probed[1]),
+                c.baseline,
+                mhz(probed[0]),
+            );
+        }
         let _ = writeln!(out, "  estimate: {}", estimate_line(&c.estimate));
     }
     if !r.table.is_empty() {
