@@ -501,6 +501,32 @@ fn clock_trials() -> Vec<GpuTrial> {
                  cycles within 3% (it ran at 1434 MHz, its MMAs alone 18% faster)",
             ),
         ),
+        // H104: the same kernels paired, both probes read after every pair of the rounds.
+        compare(
+            "clock::paired::wide_tile::prefill_attn_out",
+            spec(rung10),
+            spec(wide),
+            "prefill_attn_out",
+            Expectation::hypothesis(
+                Expect::PairedClocks { lo: 0.99, hi: 1.01 },
+                "H104(a): two kernels that alternate every few milliseconds run at one clock, set by what the \
+                 card ran lately: 256x192 and rung 10 within 1% in the rounds (3-4% apart alone)",
+            ),
+        ),
+        compare(
+            "clock::paired::mma_only::square4096",
+            spec(rung10),
+            spec(rung10_mma),
+            "square4096",
+            harness::trial::pins::paired_clocks_pin(
+                "compare::rung10:loads=0,clock_probe=1::rung10:clock_probe=1::square4096",
+                0.01,
+            )
+            .refuting(
+                "H104(a): rung 10's MMAs alone and rung 10 within 1% of each other's clock in the rounds (7-10% \
+                 apart alone); the second of two runs read 1.0103",
+            ),
+        ),
         // H103(a): three tiles that land 0.778, 1 and 1.333 of rung 10's bytes a FLOP, each alone.
         GpuTrial::new(
             "clock::wide_tile::prefill_attn_out",

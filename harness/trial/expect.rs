@@ -44,6 +44,9 @@ pub enum Expect {
     FastestAmong(Vec<String>),
     /// Sustained runs (each variant alone): every check holds in every pass.
     Sustained(Vec<SustainedCheck>),
+    /// In the paired rounds, the candidate's probed clock (`clock_probe=1`, median) over the baseline's within
+    /// [lo, hi] (H104: kernels that alternate every few milliseconds run at one clock).
+    PairedClocks { lo: f64, hi: f64 },
 }
 
 impl Expect {
@@ -259,6 +262,9 @@ pub fn describe_expect(e: &Expect) -> String {
         Expect::Correct => "matches the reference".into(),
         Expect::Caught(c) => format!("caught as {c:?}"),
         Expect::FastestAmong(v) => format!("fastest (within the band) is one of {}", v.join(", ")),
+        Expect::PairedClocks { lo, hi } => {
+            format!("the candidate's probed clock in the rounds {lo:.3}-{hi:.3} of the baseline's")
+        }
         Expect::Sustained(checks) => checks
             .iter()
             .map(SustainedCheck::describe)
@@ -320,6 +326,25 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
             e.rounds >= 2 && e.ci.1 < *x,
             format!("time ratio {:.4}, interval up to {:.4}", e.ratio, e.ci.1),
         ),
+        (Observed::Compared(e), Expect::PairedClocks { lo, hi }) => {
+            let probed = record.comparison.as_ref().and_then(|c| c.probed_median_mhz);
+            match probed {
+                Some([Some(base), Some(cand)]) => {
+                    let r = cand / base;
+                    done(
+                        (*lo..=*hi).contains(&r),
+                        format!(
+                            "probed clocks {cand:.0} against {base:.0} MHz ({r:.4}), time ratio {:.4}",
+                            e.ratio
+                        ),
+                    )
+                }
+                _ => done(
+                    false,
+                    "a kernel without its clock probe in the rounds".into(),
+                ),
+            }
+        }
         (Observed::Swept, Expect::FastestAmong(names)) => {
             let (passed, seen) = fastest_among(&record.table, names);
             done(passed, seen)
@@ -470,6 +495,31 @@ fn fastest_among(rows: &[SweepRow], names: &[String]) -> (bool, String) {
 mod tests {
     use super::*;
     use crate::measure::stats::{Estimate, StatsSettings};
+
+    #[test]
+    fn paired_clocks_are_judged_from_the_rounds_probes() {
+        // H104's first paired run: 256x192 against rung 10 on prefill_attn_out, both probing (1302.7 against
+        // 1301.4 MHz).
+        let run: serde_json::Value = serde_json::from_str(include_str!(
+            "../../results/h200/029a7ba/h104-paired-clock/runs/compare-20261201T233305Z.json"
+        ))
+        .unwrap();
+        let record: TrialRecord = serde_json::from_value(run["trials"][0].clone()).unwrap();
+        let together = judge(&Expect::PairedClocks { lo: 0.99, hi: 1.01 }, &record);
+        assert!(together.passed, "{}", together.line);
+        assert!(together.line.contains("(1.0009)"), "{}", together.line);
+        let apart = judge(&Expect::PairedClocks { lo: 1.02, hi: 1.05 }, &record);
+        assert!(!apart.passed, "{}", apart.line);
+        // A record without probes in its rounds cannot confirm it.
+        let mut unprobed = record.clone();
+        unprobed.comparison.as_mut().unwrap().probed_median_mhz = None;
+        let judged = judge(&Expect::PairedClocks { lo: 0.99, hi: 1.01 }, &unprobed);
+        assert!(
+            !judged.passed && judged.line.contains("without its clock probe"),
+            "{}",
+            judged.line
+        );
+    }
 
     fn sustained_run(
         pass: usize,

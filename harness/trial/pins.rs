@@ -562,8 +562,9 @@ fn unsettled_across_hosts(trial: &str, runs: &[Estimate], floor: f64, lead: &str
 /// `beyond::pingpong_128_rows*`, `beyond::early_turn`, `beyond::epi_buffers*`, `beyond::streamk_model` and
 /// `beyond::pingpong_192_*`. H102, `streamk=3` where H100's rule sends `auto` far from its fit, and H103, the
 /// 256x192 tile against rung 10 and cuBLAS (89ac068, tools/sweeps/h102-streamk-rule-reach.txt, h103-wide-tile.txt):
-/// the pins of `beyond::streamk_rule_reach::*` and `beyond::wide_tile::*`.
-const SWEEPS: [(&str, &str); 107] = [
+/// the pins of `beyond::streamk_rule_reach::*` and `beyond::wide_tile::*`. H104, two pairs with both clock probes
+/// read in the rounds, twice (029a7ba, tools/sweeps/h104-paired-clock.txt): the pin of `clock::paired::*`.
+const SWEEPS: [(&str, &str); 111] = [
     (
         "9e055dd/h95-streamk-in-step/runs/compare-20261201T210132Z",
         include_str!(
@@ -1150,6 +1151,30 @@ const SWEEPS: [(&str, &str); 107] = [
             "../../results/h200/89ac068/h103-wide-tile/runs/compare-20261201T232115Z.json"
         ),
     ),
+    (
+        "029a7ba/h104-paired-clock-after/runs/compare-20261201T233344Z",
+        include_str!(
+            "../../results/h200/029a7ba/h104-paired-clock-after/runs/compare-20261201T233344Z.json"
+        ),
+    ),
+    (
+        "029a7ba/h104-paired-clock-after/runs/compare-20261201T233347Z",
+        include_str!(
+            "../../results/h200/029a7ba/h104-paired-clock-after/runs/compare-20261201T233347Z.json"
+        ),
+    ),
+    (
+        "029a7ba/h104-paired-clock/runs/compare-20261201T233305Z",
+        include_str!(
+            "../../results/h200/029a7ba/h104-paired-clock/runs/compare-20261201T233305Z.json"
+        ),
+    ),
+    (
+        "029a7ba/h104-paired-clock/runs/compare-20261201T233307Z",
+        include_str!(
+            "../../results/h200/029a7ba/h104-paired-clock/runs/compare-20261201T233307Z.json"
+        ),
+    ),
 ];
 
 /// A trial whose kernel a `compare` sweep measured against cuBLAS first: the ratio the sweep's `compare_trial`
@@ -1338,6 +1363,44 @@ pub fn effect_from_sweep_and_runs(compare_trial: &str, trial: &str, floor: f64) 
         expect: Expect::EffectNear { ratio, tolerance },
         ..pinned
     }
+}
+
+/// The candidate's probed clock over the baseline's in the rounds of every committed sweep of `compare_trial`
+/// (`clock_probe=1` on both), pinned: the window spans what they read, widened by `tolerance` each side.
+pub fn paired_clocks_pin(compare_trial: &str, tolerance: f64) -> Expectation {
+    let found: Vec<(&'static str, f64)> = sweep_runs()
+        .iter()
+        .filter_map(|(run, v)| {
+            let t = v["trials"]
+                .as_array()?
+                .iter()
+                .find(|t| t["name"] == compare_trial)?;
+            let probed = &t["comparison"]["probed_median_mhz"];
+            Some((*run, probed[1].as_f64()? / probed[0].as_f64()?))
+        })
+        .collect();
+    assert!(
+        !found.is_empty(),
+        "{compare_trial}: no committed sweep read both probes in its rounds"
+    );
+    let lo = found.iter().map(|f| f.1).fold(f64::INFINITY, f64::min);
+    let hi = found.iter().map(|f| f.1).fold(f64::NEG_INFINITY, f64::max);
+    let measured = format!(
+        "the candidate's probed clock over the baseline's in the rounds: {}",
+        found
+            .iter()
+            .map(|(run, r)| format!("{r:.4} ({run})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Expectation::pinned(
+        Expect::PairedClocks {
+            lo: lo / (1.0 + tolerance),
+            hi: hi * (1.0 + tolerance),
+        },
+        found.iter().map(|(run, _)| run.to_string()).collect(),
+        measured,
+    )
 }
 
 /// The verdict a committed `compare` sweep reached for `compare_trial`, pinned from it: for an effect so large
@@ -1821,9 +1884,9 @@ mod tests {
 }
 
 /// Committed sustained runs (each kernel alone, `clock_probe=1`) that pin the `clock::` trials: H75 at f32970e, H76
-/// at 6feb1af, the whole microbench at 1432bb9, H77 at c5615b6 and H103 at 89ac068, each on its own host
+/// at 6feb1af, the whole microbench at 1432bb9, H77 at c5615b6, H103 at 89ac068 and H104 at 029a7ba, each on its own host
 /// (`results/h200/<commit>/...`; the microbench's record at the top level).
-const SUSTAIN_RUNS: [(&str, &str); 5] = [
+const SUSTAIN_RUNS: [(&str, &str); 6] = [
     (
         "f32970e/h75-clock-probe/runs/sustain-20261201T032537Z",
         include_str!(
@@ -1851,6 +1914,10 @@ const SUSTAIN_RUNS: [(&str, &str); 5] = [
         include_str!(
             "../../results/h200/89ac068/h103-clock-by-tile/runs/sustain-20261201T232158Z.json"
         ),
+    ),
+    (
+        "029a7ba/h104-alone/runs/sustain-20261201T233342Z",
+        include_str!("../../results/h200/029a7ba/h104-alone/runs/sustain-20261201T233342Z.json"),
     ),
 ];
 
