@@ -326,6 +326,15 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
     );
     // H103(b): the widest tile an fp32-accumulating kernel's registers hold, 256x192, against rung 10.
     let wide = "rung10:wg_m=128,bn=192,stages=3";
+    let wide_config =
+        harness::kernel::ladder::parse_spec(wide).unwrap_or_else(|e| panic!("{wide}: {e}"));
+    // Not a rung, so checked as one would be: bf16, partial M and N tiles.
+    let wide_tile_correct = correct(
+        "beyond::wide_tile_correct::bf16::tokens_777",
+        VariantSpec::gemm(wide, wide_config.clone()),
+        "tokens_777",
+        DType::BF16,
+    );
     let wide_tile = [
         ("square4096", Some((1.07, 1.15))),
         ("long_k", Some((1.07, 1.15))),
@@ -354,26 +363,14 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
                  against 55, 2% more clock)",
             ),
         };
-        let config =
-            harness::kernel::ladder::parse_spec(wide).unwrap_or_else(|e| panic!("{wide}: {e}"));
         configs(
             &name,
             (&Rung::Stmatrix.name(), Rung::Stmatrix.config()),
-            (wide, config),
+            (wide, wide_config.clone()),
             s,
             expectation,
         )
     });
-    // Not a rung, so checked as one would be: bf16, partial M and N tiles.
-    let wide_tile_correct = correct(
-        "beyond::wide_tile_correct::bf16::tokens_777",
-        VariantSpec::gemm(
-            wide,
-            harness::kernel::ladder::parse_spec(wide).unwrap_or_else(|e| panic!("{wide}: {e}")),
-        ),
-        "tokens_777",
-        DType::BF16,
-    );
     // H44(b): issue 10's first candidate in cuBLAS's own form, 256x128 tiles on 1x2 clusters sharing A.
     let multicast_a = compute.into_iter().map(move |s| {
         let name = format!("beyond::multicast_a::{s}");

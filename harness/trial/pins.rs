@@ -1371,11 +1371,7 @@ pub fn paired_clocks_pin(compare_trial: &str, tolerance: f64) -> Expectation {
     let found: Vec<(&'static str, f64)> = sweep_runs()
         .iter()
         .filter_map(|(run, v)| {
-            let t = v["trials"]
-                .as_array()?
-                .iter()
-                .find(|t| t["name"] == compare_trial)?;
-            let probed = &t["comparison"]["probed_median_mhz"];
+            let probed = &record_of(v, compare_trial)?["comparison"]["probed_median_mhz"];
             Some((*run, probed[1].as_f64()? / probed[0].as_f64()?))
         })
         .collect();
@@ -1460,15 +1456,19 @@ fn past_seed(trial: &str) -> Vec<(Estimate, Option<Verdict>)> {
         .collect()
 }
 
+/// A run's record of `trial`, where it holds one.
+fn record_of<'a>(run: &'a Value, trial: &str) -> Option<&'a Value> {
+    run["trials"]
+        .as_array()?
+        .iter()
+        .find(|t| t["name"] == trial)
+}
+
 /// Every run's (run, ratio, 95% interval) for a comparison trial it holds.
 fn estimates(runs: &[(&'static str, Value)], trial: &str) -> Vec<Estimate> {
     runs.iter()
         .filter_map(|(run, v)| {
-            let t = v["trials"]
-                .as_array()?
-                .iter()
-                .find(|t| t["name"] == trial)?;
-            let e = &t["comparison"]["estimate"];
+            let e = &record_of(v, trial)?["comparison"]["estimate"];
             Some((
                 *run,
                 e["ratio"].as_f64()?,
