@@ -19,6 +19,7 @@ pub mod report;
 pub mod settings;
 pub mod suite;
 pub mod trial;
+pub mod when;
 
 #[cfg(test)]
 mod layering_tests;

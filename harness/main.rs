@@ -127,6 +127,7 @@ fn main() -> ExitCode {
         Some("stalls") if args.len() >= 2 => stalls(&args[1..]),
         Some("build") if args.len() >= 2 => build(&args[1..]),
         Some("auto") if args.len() >= 2 => auto(&args[1..]),
+        Some("cublas-paths") if args.len() >= 2 => cublas_paths(&args[1..], &settings),
         Some("list") => {
             print!("{}", harness::report::text::list_text());
             ExitCode::SUCCESS
@@ -145,6 +146,59 @@ fn main() -> ExitCode {
             }
         },
         Some(_) => usage(),
+    }
+}
+
+/// `cublas-paths SHAPE... [bf16] [--out FILE]`: chooses cuBLAS's reference path for each shape afresh by the
+/// paired rule (measure/cublas_choice.rs), prints each choice and why, and writes them as JSON (the entries of
+/// pins/cublas-paths.json).
+fn cublas_paths(args: &[String], settings: &Settings) -> ExitCode {
+    let mut dtype = DType::F16;
+    let mut out = None;
+    let mut shapes = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--out" {
+            match it.next() {
+                Some(f) => out = Some(f.clone()),
+                None => {
+                    eprintln!("--out needs a file");
+                    return ExitCode::from(2);
+                }
+            }
+        } else if let Some(d) = DType::parse(a) {
+            dtype = d;
+        } else {
+            match harness::kernel::problem::parse_shape(a) {
+                Ok(s) => shapes.push((s, dtype)),
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
+    for s in &mut shapes {
+        s.1 = dtype;
+    }
+    let chosen = harness::measure::cublas_choice::choose_afresh(&shapes, settings, |c| {
+        println!("{}: {}", c.key, c.describe())
+    });
+    match chosen {
+        Ok(choices) => {
+            if let Some(f) = out {
+                let text = serde_json::to_string_pretty(&choices).unwrap_or_default();
+                if let Err(e) = std::fs::write(&f, text) {
+                    eprintln!("{f}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -31,6 +31,38 @@ impl Default for TimingSettings {
     }
 }
 
+/// What each round draws afresh, beyond its operands' allocation (GEMM_ABLATE_RANDOMIZE; H106): `memory` maps
+/// the operands onto physical chunks drawn at random from a pool held by the process, `code` loads a random
+/// number of padding modules before the round's kernels, so that their code lands elsewhere.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Randomize {
+    pub memory: bool,
+    pub code: bool,
+}
+
+impl Randomize {
+    pub fn parse(v: &str) -> Option<Randomize> {
+        let mut r = Randomize::default();
+        for part in v.split(',').map(str::trim) {
+            match part {
+                "none" => {}
+                "memory" => r.memory = true,
+                "code" => r.code = true,
+                _ => return None,
+            }
+        }
+        Some(r)
+    }
+    pub fn name(self) -> &'static str {
+        match (self.memory, self.code) {
+            (false, false) => "none",
+            (true, false) => "memory",
+            (false, true) => "code",
+            (true, true) => "memory,code",
+        }
+    }
+}
+
 /// All settings of a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
@@ -46,6 +78,9 @@ pub struct Settings {
     pub seed: Option<u64>,
     /// Each round allocates its own operands (false only to diagnose what fresh allocations change).
     pub fresh_operands: bool,
+    /// What else each round draws afresh (placement of operands and code).
+    #[serde(default)]
+    pub randomize: Randomize,
     /// A decisive look ends the comparison only once the interval's half-width (log scale) is under this; the
     /// suite sets it for trials that check a pinned ratio, which need precision more than a verdict.
     pub precision: Option<f64>,
@@ -61,7 +96,7 @@ pub struct Settings {
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 24] = [
+pub const KNOWN: [(&str, &str); 25] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -130,6 +165,10 @@ pub const KNOWN: [(&str, &str); 24] = [
         "0: every round reuses the first round's operands (diagnosis only) (1)",
     ),
     (
+        "GEMM_ABLATE_RANDOMIZE",
+        "what each round draws afresh besides its allocation: none, memory (physical chunks), code (module placement), or both as memory,code (none)",
+    ),
+    (
         "GEMM_ABLATE_DEVICES",
         "GPUs to spread the trials over, one process per GPU: all, or CUDA ordinals such as 0,1 (all)",
     ),
@@ -190,6 +229,7 @@ impl Default for Settings {
             repeat: 1,
             seed: None,
             fresh_operands: true,
+            randomize: Randomize::default(),
             precision: None,
             save_baseline: None,
             baseline: None,
@@ -344,6 +384,14 @@ impl Settings {
                 |x| *x <= 1,
                 "0 or 1",
             )? == 1,
+            randomize: match vars.iter().find(|(k, _)| k == "GEMM_ABLATE_RANDOMIZE") {
+                None => d.randomize,
+                Some((_, v)) => Randomize::parse(v).ok_or_else(|| {
+                    Error::Config(format!(
+                        "setting GEMM_ABLATE_RANDOMIZE={v:?} is not valid: it must be none, memory, code or memory,code"
+                    ))
+                })?,
+            },
             precision: match vars.iter().any(|(k, _)| k == "GEMM_ABLATE_PRECISION") {
                 false => None,
                 true => Some(parse(

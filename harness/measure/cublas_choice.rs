@@ -14,12 +14,13 @@ use crate::error::Result;
 use crate::gpu::device::Gpu;
 use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{Cublas, CublasPath};
-use crate::measure::stats;
+use crate::measure::stats::{self, Estimate, Verdict};
 use crate::measure::timing;
 use crate::measure::variant::Variant;
-use crate::settings::TimingSettings;
+use crate::settings::{Settings, TimingSettings};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Set (to anything) in a process that runs under a profiler: its timings are not the GPU's, so it never
@@ -32,34 +33,155 @@ const CHOOSER_ROUNDS: usize = 5;
 /// The GPU is kept busy this long before the first timing, so that its clock has left idle.
 const WARM_UP: Duration = Duration::from_millis(100);
 
-/// Cache files; v3 since H50 (choices made on one hot operand set are not read back). The host's enqueue time a
-/// launch beside each path's time since H94 (a path whose host call is slower than its kernel was timed at the
-/// host's pace before batches were held).
-const CHOICES_FILE: &str = "cublas-paths-v3.json";
-const TIMES_FILE: &str = "cublas-path-times-v3.json";
-const HOST_TIMES_FILE: &str = "cublas-path-host-times-v3.json";
+/// The local cache of choices made on this machine (v4: chosen by the paired rule below, keyed by GPU, driver,
+/// cuBLAS version, dtype and dimensions).
+const CHOICES_FILE: &str = "cublas-paths-v4.json";
 
-/// The cuBLAS path for `reference`'s problem: the one remembered for this GPU, shape, dtype and cuBLAS version,
-/// or the fastest in the rounds' conditions on operands of its own (then remembered, unless this process runs
-/// under a profiler).
+/// The committed choices, per GPU, driver and cuBLAS version (pins/cublas-paths.json).
+pub const COMMITTED_FILE: &str = "pins/cublas-paths.json";
+
+/// The heuristic's own choice: what cuBLASLt's heuristic ranks first for the shape, which is what a framework's
+/// matmul runs.
+pub const HEURISTIC: CublasPath = CublasPath::Lt(0);
+
+/// How the reference path of one problem was chosen, kept with the choice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathChoice {
+    /// GPU|driver|cuBLAS version|dtype|MxNxK.
+    pub key: String,
+    /// The path every comparison against cuBLAS times.
+    pub path: CublasPath,
+    /// Median microseconds a launch of each path in the screen (interleaved rounds, the rounds' batches).
+    pub screen: Vec<(String, f64)>,
+    /// The screen's fastest path against the heuristic's, paired in rounds (candidate over heuristic), where
+    /// the screen's fastest is not the heuristic's.
+    pub paired: Option<PairedPaths>,
+    pub date: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairedPaths {
+    pub candidate: CublasPath,
+    pub ratio: f64,
+    pub ci: (f64, f64),
+    pub verdict: Verdict,
+    pub rounds: usize,
+}
+
+impl PathChoice {
+    /// One line: which path, and why.
+    pub fn describe(&self) -> String {
+        match &self.paired {
+            None => format!(
+                "{}, the heuristic's choice and the screen's fastest",
+                path_name(self.path)
+            ),
+            Some(p) if self.path == p.candidate => format!(
+                "{}, faster than the heuristic's {} by the paired rule ({:.4} [{:.4}, {:.4}])",
+                path_name(self.path),
+                path_name(HEURISTIC),
+                p.ratio,
+                p.ci.0,
+                p.ci.1
+            ),
+            Some(p) => format!(
+                "{}, the heuristic's choice: the screen's fastest, {}, was {} against it ({:.4} [{:.4}, {:.4}]), so the tie goes to the heuristic",
+                path_name(self.path),
+                path_name(p.candidate),
+                p.verdict.word(),
+                p.ratio,
+                p.ci.0,
+                p.ci.1
+            ),
+        }
+    }
+}
+
+pub fn path_name(p: CublasPath) -> String {
+    match p {
+        CublasPath::GemmEx => "cublasGemmEx".into(),
+        CublasPath::Lt(i) => format!("cublasLt[algo {i}]"),
+    }
+}
+
+/// The committed choices file: `pins/cublas-paths.json` in the working directory, else the source tree's.
+pub fn committed_file() -> PathBuf {
+    let here = PathBuf::from(COMMITTED_FILE);
+    if here.is_file() {
+        here
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(COMMITTED_FILE)
+    }
+}
+
+/// The committed file's contents: choices by key.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CommittedPaths {
+    pub about: String,
+    pub choices: Vec<PathChoice>,
+}
+
+impl CommittedPaths {
+    pub fn read(file: &Path) -> std::result::Result<CommittedPaths, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let parsed: CommittedPaths =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut keys: Vec<&str> = parsed.choices.iter().map(|c| c.key.as_str()).collect();
+        keys.sort();
+        if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("{}: two choices for {}", file.display(), w[0]));
+        }
+        Ok(parsed)
+    }
+    pub fn get(&self, key: &str) -> Option<&PathChoice> {
+        self.choices.iter().find(|c| c.key == key)
+    }
+}
+
+/// The key of a problem's choice.
+pub fn choice_key(gpu: &Gpu, reference: &Cublas) -> String {
+    let (shape, dtype) = (reference.shape(), reference.dtype());
+    format!(
+        "{}|{}|{}|{}|{}x{}x{}",
+        gpu.info.name,
+        gpu.info.driver_version,
+        reference.version(),
+        dtype.name(),
+        shape.m,
+        shape.n,
+        shape.k
+    )
+}
+
+/// The reference path for `reference`'s problem, and a line for the record where it did not come from the
+/// committed file (a named event, never silent): the committed choice for this GPU, driver and cuBLAS version;
+/// else one made earlier on this machine; else one made now by the rule (`choose`) and remembered on this
+/// machine (unless this process runs under a profiler).
 pub fn choose_cublas_path(
     gpu: &Gpu,
     util: &UtilKernels,
     reference: &Cublas,
     seeds: &Seeds,
-    timing_settings: &TimingSettings,
-) -> Result<CublasPath> {
-    let (shape, dtype) = (reference.shape(), reference.dtype());
-    let key = format!(
-        "{}|{}|{}x{}x{}|{}|{}",
-        gpu.info.name,
-        shape.name,
-        shape.m,
-        shape.n,
-        shape.k,
-        dtype.name(),
-        reference.version()
-    );
+    settings: &Settings,
+) -> Result<(CublasPath, Option<String>)> {
+    let key = choice_key(gpu, reference);
+    let offered = reference.paths();
+    let committed = committed_file();
+    let mut event = None;
+    match CommittedPaths::read(&committed) {
+        Ok(c) => {
+            if let Some(choice) = c.get(&key) {
+                if offered.contains(&choice.path) {
+                    return Ok((choice.path, None));
+                }
+                event = Some(format!(
+                    "the committed cuBLAS path for {key}, {}, is not offered by this cuBLAS",
+                    path_name(choice.path)
+                ));
+            }
+        }
+        Err(e) => event = Some(format!("no committed cuBLAS paths ({e})")),
+    }
     let dir = crate::gpu::compile::cache_dir();
     let _ = std::fs::create_dir_all(&dir);
     // Trials on other GPUs of this host choose at the same time: one chooser at a time, so each shape gets
@@ -67,39 +189,163 @@ pub fn choose_cublas_path(
     let lock = std::fs::File::create(dir.join("cublas-paths.lock"));
     let _held = lock.as_ref().ok().and_then(|f| f.lock().ok());
     let file = dir.join(CHOICES_FILE);
-    let mut known: BTreeMap<String, CublasPath> = read_json_or_default(&file);
-    if let Some(p) = known.get(&key) {
-        if reference.paths().contains(p) {
-            return Ok(*p);
+    let mut known: BTreeMap<String, PathChoice> = read_json_or_default(&file);
+    let lead = event
+        .map(|e| format!("{e}; "))
+        .unwrap_or_else(|| format!("{key} is not in {}; ", committed.display()));
+    if let Some(p) = known.get(&key).filter(|p| offered.contains(&p.path)) {
+        return Ok((
+            p.path,
+            Some(format!(
+                "{lead}cuBLAS path chosen earlier on this machine: {}",
+                p.describe()
+            )),
+        ));
+    }
+    let choice = choose(gpu, util, reference, seeds, settings, &key)?;
+    let line = format!("{lead}cuBLAS path chosen now: {}", choice.describe());
+    if std::env::var_os(UNDER_PROFILER_ENV).is_none() {
+        known.insert(key, choice.clone());
+        write_json_atomically(&file, &known)?;
+    }
+    Ok((choice.path, Some(line)))
+}
+
+/// The rule: a screen times every path in interleaved rounds; where its fastest is not the heuristic's choice,
+/// the two are compared in paired rounds on fresh operands under the suite's sequential rule, and the screen's
+/// fastest is taken only if it is faster beyond the band with confidence. Anything else (no change,
+/// inconclusive) is a tie, and a tie goes to the heuristic: a choice that two machines would make alike.
+pub fn choose(
+    gpu: &Gpu,
+    util: &UtilKernels,
+    reference: &Cublas,
+    seeds: &Seeds,
+    settings: &Settings,
+    key: &str,
+) -> Result<PathChoice> {
+    let (shape, dtype) = (reference.shape().clone(), reference.dtype());
+    let sets = rotation_sets(&shape, gpu.info.l2_bytes);
+    let ops = Operands::new(gpu, util, &shape, dtype, sets, seeds.next())?;
+    let cublas = Cublas::new(gpu, &ops)?;
+    let (times, _) = time_paths_as_rounds_do(gpu, &cublas, sets, &settings.timing)?;
+    let screen: Vec<(String, f64)> = times
+        .iter()
+        .filter(|(_, t)| !t.is_empty())
+        .map(|(p, t)| (format!("{p:?}"), stats::median(t)))
+        .collect();
+    let fastest = fastest_by_median(&times).unwrap_or(HEURISTIC);
+    let offered = cublas.paths();
+    drop(cublas);
+    drop(ops);
+    let date = crate::when::utc_now();
+    if fastest == HEURISTIC || !offered.contains(&HEURISTIC) {
+        return Ok(PathChoice {
+            key: key.into(),
+            path: fastest,
+            screen,
+            paired: None,
+            date,
+        });
+    }
+    let e = paired_paths(
+        gpu, util, &shape, dtype, seeds, settings, HEURISTIC, fastest,
+    )?;
+    let path = if e.verdict == Verdict::Faster {
+        fastest
+    } else {
+        HEURISTIC
+    };
+    Ok(PathChoice {
+        key: key.into(),
+        path,
+        screen,
+        paired: Some(PairedPaths {
+            candidate: fastest,
+            ratio: e.ratio,
+            ci: e.ci,
+            verdict: e.verdict,
+            rounds: e.rounds,
+        }),
+        date,
+    })
+}
+
+/// Chooses afresh, by the rule, for each problem (`gemm-ablate cublas-paths`): what a committed file is made from.
+pub fn choose_afresh(
+    problems: &[(crate::kernel::problem::Shape, crate::kernel::problem::DType)],
+    settings: &Settings,
+    mut each: impl FnMut(&PathChoice),
+) -> Result<Vec<PathChoice>> {
+    let gpu = Gpu::open()?;
+    let seeds = Seeds::new(settings.seed);
+    let mut out = Vec::new();
+    for (shape, dtype) in problems {
+        let util = UtilKernels::new(&gpu, *dtype)?;
+        let ops = Operands::new(&gpu, &util, shape, *dtype, 1, seeds.next())?;
+        let cublas = Cublas::new(&gpu, &ops)?;
+        let key = choice_key(&gpu, &cublas);
+        let choice = choose(&gpu, &util, &cublas, &seeds, settings, &key)?;
+        each(&choice);
+        out.push(choice);
+    }
+    Ok(out)
+}
+
+/// `candidate` against `baseline`, both cuBLAS paths, in the suite's rounds: fresh operands every round, paired
+/// batches, the sequential rule.
+#[allow(clippy::too_many_arguments)]
+fn paired_paths(
+    gpu: &Gpu,
+    util: &UtilKernels,
+    shape: &crate::kernel::problem::Shape,
+    dtype: crate::kernel::problem::DType,
+    seeds: &Seeds,
+    settings: &Settings,
+    baseline: CublasPath,
+    candidate: CublasPath,
+) -> Result<Estimate> {
+    let sets = rotation_sets(shape, gpu.info.l2_bytes);
+    let mut rule = stats::Sequential::new(settings.stats);
+    let mut counted: Vec<Vec<f64>> = Vec::new();
+    let mut run = 0;
+    loop {
+        let ops = Operands::new(gpu, util, shape, dtype, sets, seeds.next())?;
+        let cublas = Cublas::new(gpu, &ops)?;
+        let (a, b) = (
+            OnPath {
+                cublas: &cublas,
+                path: baseline,
+            },
+            OnPath {
+                cublas: &cublas,
+                path: candidate,
+            },
+        );
+        if run == 0 {
+            timing::warm_up(gpu, [&a, &b], sets, settings.timing.warmup_ms)?;
+        }
+        let where_ = timing::RoundOperands {
+            seed: ops.seed,
+            addresses: ops.addresses(),
+            sets,
+            chunks: Vec::new(),
+            code_padding: 0,
+        };
+        let round = timing::round(
+            gpu,
+            &a,
+            &b,
+            where_,
+            run,
+            settings.stats.pairs_per_round,
+            &settings.timing,
+        )?;
+        run += 1;
+        counted.push(round.log_ratios);
+        if let Some(e) = rule.after_round(&counted, run) {
+            return Ok(e);
         }
     }
-    let sets = rotation_sets(shape, gpu.info.l2_bytes);
-    let ops = Operands::new(gpu, util, shape, dtype, sets, seeds.next())?;
-    let cublas = Cublas::new(gpu, &ops)?;
-    let (times, host_times) = time_paths_as_rounds_do(gpu, &cublas, sets, timing_settings)?;
-    let best = fastest_by_median(&times).unwrap_or(CublasPath::GemmEx);
-    if std::env::var_os(UNDER_PROFILER_ENV).is_some() {
-        return Ok(best); // good enough for this process; not a choice for the machine
-    }
-    known.insert(key.clone(), best);
-    write_json_atomically(&file, &known)?;
-    // What each path measured, beside the choice, so that a choice can be checked afterwards.
-    let times_file = dir.join(TIMES_FILE);
-    let mut all: BTreeMap<String, Vec<(String, f64)>> = read_json_or_default(&times_file);
-    let medians = |times: &[(CublasPath, Vec<f64>)]| {
-        times
-            .iter()
-            .filter(|(_, t)| !t.is_empty())
-            .map(|(p, t)| (format!("{p:?}"), stats::median(t)))
-            .collect::<Vec<_>>()
-    };
-    all.insert(key.clone(), medians(&times));
-    write_json_atomically(&times_file, &all)?;
-    let host_file = dir.join(HOST_TIMES_FILE);
-    let mut all: BTreeMap<String, Vec<(String, f64)>> = read_json_or_default(&host_file);
-    all.insert(key, medians(&host_times));
-    write_json_atomically(&host_file, &all)?;
-    Ok(best)
 }
 
 /// One cuBLAS path as a `Variant`, so that it is timed by the rounds' own batch code.

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::gpu::compile;
 use crate::gpu::device::Gpu;
 use crate::gpu::launch::{launch, Kernel, LaunchShape};
-use crate::gpu::memory::DeviceBuffer;
+use crate::gpu::memory::{ChunkPool, DeviceBuffer};
 use crate::kernel::problem::{DType, Shape};
 use crate::kernel::source;
 use crate::kernel::tma::rows_to_allocate;
@@ -48,12 +48,7 @@ impl Seeds {
 }
 
 /// A well-mixed seed for stream `i` of `seed` (splitmix64 finalizer).
-pub fn mix(seed: u64, i: u64) -> u64 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i + 1));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use crate::gpu::memory::splitmix as mix;
 
 /// Pattern written around a checked output; any other value found there after a launch is an out-of-bounds store.
 pub const GUARD_PATTERN: u16 = 0x5A5A;
@@ -69,6 +64,7 @@ pub struct UtilKernels {
     check_guard: Kernel,
     sum: Kernel,
     sm_count: u32,
+    compiled: std::sync::Arc<compile::Compiled>,
 }
 
 impl UtilKernels {
@@ -81,7 +77,13 @@ impl UtilKernels {
             check_guard: Kernel::load(gpu, &compiled, "check_guard")?,
             sum: Kernel::load(gpu, &compiled, "sum_u16")?,
             sm_count: gpu.info.sm_count,
+            compiled,
         })
+    }
+
+    /// Another copy of the utility program's module, loaded only to take up code space (GEMM_ABLATE_RANDOMIZE=code).
+    pub fn padding_module(&self, gpu: &Gpu) -> Result<Kernel> {
+        Kernel::load(gpu, &self.compiled, "fill_uniform")
     }
 
     fn grid_for(&self, n: usize) -> LaunchShape {
@@ -257,18 +259,50 @@ impl Operands {
         sets: usize,
         seed: u64,
     ) -> Result<Operands> {
+        Operands::new_on(gpu, util, shape, dtype, sets, seed, None).map(|(ops, _)| ops)
+    }
+
+    /// `new`, with every buffer mapped onto chunks drawn at random from `pool` where one is given; returns the
+    /// chunk numbers mapped, in order, beside the operands (empty without a pool).
+    pub fn new_on(
+        gpu: &Gpu,
+        util: &UtilKernels,
+        shape: &Shape,
+        dtype: DType,
+        sets: usize,
+        seed: u64,
+        pool: Option<&ChunkPool>,
+    ) -> Result<(Operands, Vec<u32>)> {
         let (a_elems, b_elems) = (shape.m * shape.k, shape.n * shape.k);
         let (a_alloc, b_alloc) = (
             rows_to_allocate(shape.m) * shape.k,
             rows_to_allocate(shape.n) * shape.k,
         );
-        let mut out = Vec::new();
+        let sizes = [a_alloc * 2, b_alloc * 2, shape.m * shape.n * 2];
+        let mut buffers = Vec::new();
+        let mut chunks = Vec::new();
         for i in 0..sets.max(1) as u64 {
-            let set = OperandSet {
-                a: DeviceBuffer::new(gpu, a_alloc * 2)?,
-                b: DeviceBuffer::new(gpu, b_alloc * 2)?,
-                c: DeviceBuffer::new(gpu, shape.m * shape.n * 2)?,
-            };
+            match pool {
+                Some(pool) => {
+                    let (b, c) = pool.buffers(gpu, &sizes, mix(seed, 1000 + i))?;
+                    buffers.push(b);
+                    chunks.extend(c);
+                }
+                None => buffers.push(
+                    sizes
+                        .iter()
+                        .map(|&bytes| DeviceBuffer::new(gpu, bytes))
+                        .collect::<Result<Vec<_>>>()?,
+                ),
+            }
+        }
+        let mut out = Vec::new();
+        for (i, set) in buffers.into_iter().enumerate() {
+            let i = i as u64;
+            let [a, b, c]: [DeviceBuffer; 3] = set.try_into().map_err(|_| {
+                crate::error::Error::Other("internal: an operand set of three".into())
+            })?;
+            let set = OperandSet { a, b, c };
             util.fill_random(gpu, set.a.ptr(), a_elems, mix(seed, 2 * i))?;
             util.fill_random(gpu, set.b.ptr(), b_elems, mix(seed, 2 * i + 1))?;
             set.a.fill_u16_range(gpu, a_elems, a_alloc - a_elems, 0)?;
@@ -276,12 +310,15 @@ impl Operands {
             out.push(set);
         }
         gpu.synchronize()?;
-        Ok(Operands {
-            shape: shape.clone(),
-            dtype,
-            sets: out,
-            seed,
-        })
+        Ok((
+            Operands {
+                shape: shape.clone(),
+                dtype,
+                sets: out,
+                seed,
+            },
+            chunks,
+        ))
     }
 
     /// Draws fresh random A and B for set `i` from `seed` (before each correctness check).

@@ -36,6 +36,16 @@ pub struct Round {
     /// empty where neither probes. NVML's reading misses what tensor-core load does to the clock (H75).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probed_mhz: Vec<[Option<f64>; 2]>,
+    /// GEMM_ABLATE_RANDOMIZE=memory: the pool chunks the round's buffers were mapped onto, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<u32>,
+    /// GEMM_ABLATE_RANDOMIZE=code: padding modules loaded before the round's kernels.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub code_padding: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 /// A round is set aside when one of its pairs read the SM clock under this fraction of the comparison's median.
@@ -304,6 +314,8 @@ pub struct RoundOperands {
     pub seed: u64,
     pub addresses: Vec<u64>,
     pub sets: usize,
+    pub chunks: Vec<u32>,
+    pub code_padding: u32,
 }
 
 /// One round: its warm-up, a fresh launch count, then `pairs` pairs in alternating order.
@@ -332,6 +344,8 @@ pub fn round(
         operand_addresses: operands.addresses,
         set_aside: false,
         probed_mhz: Vec::new(),
+        chunks: operands.chunks,
+        code_padding: operands.code_padding,
     };
     let mut set = 0;
     for pair in 0..pairs {
@@ -380,6 +394,8 @@ mod tests {
             operand_addresses: Vec::new(),
             set_aside,
             probed_mhz: probes,
+            chunks: Vec::new(),
+            code_padding: 0,
         }
     }
 

@@ -27,6 +27,8 @@ struct TrialContext {
     hang: HangWatch,
     settings: Settings,
     seeds: Seeds,
+    /// Physical chunks rounds map their operands onto (GEMM_ABLATE_RANDOMIZE=memory), made at the first round.
+    pool: std::sync::OnceLock<crate::gpu::memory::ChunkPool>,
 }
 
 /// Runs a job in this process and returns its (unjudged) record; errors become the observation.
@@ -44,6 +46,7 @@ pub fn run(name: &str, job: &Job) -> TrialRecord {
             hang,
             settings,
             seeds,
+            pool: std::sync::OnceLock::new(),
         };
         run_on(&ctx, name, job)
     }) {
@@ -250,14 +253,14 @@ fn check_all(
 )> {
     let ops = Operands::new(&ctx.gpu, util, shape, dtype, 1, ctx.seeds.next())?;
     let mut cublas = Cublas::new(&ctx.gpu, &ops)?;
-    let path = if specs.iter().any(|s| **s == VariantSpec::Cublas) {
-        choose_cublas_path(&ctx.gpu, util, &cublas, &ctx.seeds, &ctx.settings.timing)?
+    let (path, path_event) = if specs.iter().any(|s| **s == VariantSpec::Cublas) {
+        choose_cublas_path(&ctx.gpu, util, &cublas, &ctx.seeds, &ctx.settings)?
     } else {
-        CublasPath::GemmEx
+        (CublasPath::GemmEx, None)
     };
     cublas = cublas.with_path(path);
     let mut records = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = path_event.into_iter().collect();
     let mut wrong = None;
     for spec in specs {
         let built = BoundVariant::new(ctx, spec, &ops)?;
@@ -272,11 +275,18 @@ fn check_all(
 }
 
 /// A round's operands: a spacer of random size (so the allocator does not hand back the same range every
-/// other round), then the rotation sets.
+/// other round), then the rotation sets; with GEMM_ABLATE_RANDOMIZE=memory, the sets on physical chunks drawn
+/// at random from the process's pool instead, and with `code`, padding modules loaded before the round's kernels
+/// (held until the round's memory is dropped) so that their code lands at another address.
 struct RoundMemory {
     _spacer: Option<crate::gpu::memory::DeviceBuffer>,
     ops: Operands,
+    chunks: Vec<u32>,
+    _padding: Vec<crate::gpu::launch::Kernel>,
 }
+
+/// Padding modules a round loads at most (GEMM_ABLATE_RANDOMIZE=code): each is the utility program's module.
+const MAX_CODE_PADDING: u64 = 8;
 
 fn round_memory(
     ctx: &TrialContext,
@@ -286,8 +296,17 @@ fn round_memory(
     sets: usize,
 ) -> Result<RoundMemory> {
     let seed = ctx.seeds.next();
+    let randomize = ctx.settings.randomize;
+    let pool = if randomize.memory {
+        if ctx.pool.get().is_none() {
+            let _ = ctx.pool.set(crate::gpu::memory::ChunkPool::new(&ctx.gpu)?);
+        }
+        ctx.pool.get()
+    } else {
+        None
+    };
     let spacer_mb = 2 * (crate::measure::operands::mix(seed, 99) % 32) as usize;
-    let spacer = if spacer_mb > 0 {
+    let spacer = if spacer_mb > 0 && pool.is_none() {
         Some(crate::gpu::memory::DeviceBuffer::new(
             &ctx.gpu,
             spacer_mb << 20,
@@ -295,9 +314,20 @@ fn round_memory(
     } else {
         None
     };
+    let padding = if randomize.code {
+        let n = crate::measure::operands::mix(seed, 98) % (MAX_CODE_PADDING + 1);
+        (0..n)
+            .map(|_| util.padding_module(&ctx.gpu))
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
+    let (ops, chunks) = Operands::new_on(&ctx.gpu, util, shape, dtype, sets, seed, pool)?;
     Ok(RoundMemory {
         _spacer: spacer,
-        ops: Operands::new(&ctx.gpu, util, shape, dtype, sets, seed)?,
+        ops,
+        chunks,
+        _padding: padding,
     })
 }
 
@@ -348,6 +378,8 @@ fn compare_in_rounds(
                 seed: ops.seed,
                 addresses: ops.addresses(),
                 sets,
+                chunks: mem.chunks.clone(),
+                code_padding: mem._padding.len() as u32,
             };
             timing::round(
                 gpu,
