@@ -6,7 +6,6 @@
 
 use harness::trial::expect::{Expect, Expectation};
 use harness::trial::hypothesis::{configs, correct};
-use harness::trial::pins::{effect_from_sweep_and_runs, sweep_pin};
 use harness::{DType, GemmConfig, GpuTrial, VariantSpec, Verdict};
 
 /// H97's kernel: each consumer warpgroup its own 128x192 tile, one's epilogue under the other's MMAs.
@@ -36,9 +35,9 @@ fn pair(
     )
 }
 
-/// The pin of the sweep's run of this pair (within 3%), the refuted hypothesis beside it.
-fn refuted(baseline: &str, candidate: &str, shape: &str, written: &str) -> Expectation {
-    sweep_pin(&format!("compare::{candidate}::{baseline}::{shape}"), 0.03).refuting(written)
+/// The pin of the sweep's run of the trial's pair (within 3%), the refuted hypothesis beside it.
+fn refuted(written: &str) -> Expectation {
+    harness::trial::pins::pinned().refuting(written)
 }
 
 /// A verdict as written before measuring, confirmed by the sweep.
@@ -54,20 +53,13 @@ pub(crate) fn epilogue_hiding() -> Vec<GpuTrial> {
     let pingpong_192 = ["prefill_attn_out", "prefill_mlp_up", "square4096", "long_k"].map(|s| {
         let name = format!("beyond::pingpong_128_rows::{s}");
         let expectation = match s {
-            "prefill_attn_out" => effect_from_sweep_and_runs(
-                &format!("compare::{PINGPONG_192}::{rung10}::{s}"),
-                &name,
-                0.03,
-            )
+            "prefill_attn_out" => harness::trial::pins::pinned()
             .noting(&format!(
                 "; as written (2-4% faster), {h97}; pinned as an effect because its interval ends 0.1 points \
                  inside the band's edge"
             )),
-            "prefill_mlp_up" => refuted(rung10, PINGPONG_192, s, &format!("1.5-3.5% faster ({h97})")),
+            "prefill_mlp_up" => refuted(&format!("1.5-3.5% faster ({h97})")),
             _ => refuted(
-                rung10,
-                PINGPONG_192,
-                s,
                 &format!("5-10% slower ({h97}; 128x192 tiles are 5.33 waves at 4096 cubed: 6 rounds)"),
             ),
         };
@@ -108,7 +100,7 @@ pub(crate) fn epilogue_hiding() -> Vec<GpuTrial> {
             rung10,
             spec,
             s,
-            refuted(rung10, spec, s, &format!("{written} ({h97})")),
+            refuted(&format!("{written} ({h97})")),
         )
     });
     // The 128x192 ping-pong is not a rung, so it is checked as a rung is: bf16, partial M and N tiles.
@@ -153,7 +145,7 @@ pub(crate) fn epilogue_hiding() -> Vec<GpuTrial> {
     ]
     .map(|(s, refuted_written)| {
         let expectation = match refuted_written {
-            Some(written) => refuted(three_stages, staged, s, &format!("{written} ({h99})")),
+            Some(written) => refuted(&format!("{written} ({h99})")),
             None => as_written(
                 Verdict::NoChange,
                 &format!("{h99}: no change on long_k, as written"),
@@ -173,7 +165,7 @@ pub(crate) fn epilogue_hiding() -> Vec<GpuTrial> {
             rung10,
             staged,
             "square4096",
-            refuted(rung10, staged, "square4096", &format!("0.5-3% faster ({h99}, less a stage)")),
+            refuted(&format!("0.5-3% faster ({h99}, less a stage)")),
         ),
         pair(
             "beyond::epi_buffers_vs_rung10::long_k",
@@ -198,9 +190,6 @@ pub(crate) fn epilogue_hiding() -> Vec<GpuTrial> {
                 &direct,
                 s,
                 refuted(
-                    PINGPONG_192,
-                    &direct,
-                    s,
                     &format!("2-6% slower ({h101}(a): the direct epilogue's stores from registers, a fifth stage)"),
                 ),
             ),
@@ -210,9 +199,6 @@ pub(crate) fn epilogue_hiding() -> Vec<GpuTrial> {
                 &unclustered,
                 s,
                 refuted(
-                    PINGPONG_192,
-                    &unclustered,
-                    s,
                     &format!("1-3% slower ({h101}(b): every CTA loads its own B tile, twice the bytes from L2)"),
                 ),
             ),

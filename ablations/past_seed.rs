@@ -6,8 +6,8 @@ use harness::{DType, GemmConfig, GpuTrial, Rung, VariantSpec, Verdict};
 
 /// A trial past the seed: its hypothesis, or, where the past-the-seed reference runs refuted it, the ratio they
 /// measured (within 3%) with the hypothesis kept beside it (harness/trial/pins.rs).
-pub(crate) fn past(trial: &str, v: Verdict, hypothesis: &str) -> Expectation {
-    harness::trial::pins::hypothesis_or_pinned(trial, v, hypothesis, 0.03)
+pub(crate) fn past(v: Verdict, hypothesis: &str) -> Expectation {
+    harness::trial::hypothesis::expect_verdict(v, hypothesis)
 }
 
 /// A switch flipped on rung 10 (`candidate`: its label and configuration) against rung 10 itself, with its
@@ -24,7 +24,7 @@ fn on_rung10(
         (&Rung::Stmatrix.name(), Rung::Stmatrix.config()),
         candidate,
         shape,
-        past(name, v, hypothesis),
+        past(v, hypothesis),
     )
 }
 
@@ -65,9 +65,7 @@ pub(crate) fn past_seed() -> Vec<GpuTrial> {
                 (&Rung::Cooperative.name(), r9()),
                 ("rung9+mma_wait_all", r9_wait_all.clone()),
                 s,
-                past(
-                    &name,
-                    Verdict::Slower,
+                past(Verdict::Slower,
                     "ablations/HYPOTHESES.md H10: waiting for every MMA of a k-block before releasing its stage \
                      costs 1-3% on square and prefill (CUTLASS keeps one batch in flight for this reason)",
                 ),
@@ -93,7 +91,7 @@ pub(crate) fn past_seed() -> Vec<GpuTrial> {
                         (&Rung::Cooperative.name(), r9()),
                         ("rung9+256x128", r9().with_tile_shape(128, 128)),
                         s,
-                        past(&name, v, &format!("ablations/HYPOTHESES.md H12 (with our 2x1 cluster multicasting B, not cuBLAS's 1x2 multicasting A): {why}")),
+                        past(v, &format!("ablations/HYPOTHESES.md H12 (with our 2x1 cluster multicasting B, not cuBLAS's 1x2 multicasting A): {why}")),
                     )
                 }),
         )
@@ -213,11 +211,10 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
     // the tail of its first) so that the clusters walk k in step; against rung 10 and against `streamk=2`'s order.
     let in_step = compute.into_iter().map(move |s| {
         let name = format!("beyond::streamk_in_step::{s}");
-        let swept = format!("compare::rung10:streamk=3::rung10::{s}");
         let h95 = "ablations/HYPOTHESES.md H95: `streamk=2` lost where its clusters each load their own k-slice \
                    (scattered offsets, no meeting in L2); in step, the tail's k-blocks are saved for the fix-up's cost";
         let expectation = match s {
-            "prefill_attn_out" => harness::trial::pins::effect_from_sweep_and_runs(&swept, &name, 0.03)
+            "prefill_attn_out" => harness::trial::pins::pinned()
                 .noting(&format!(
                     "; as written (1.5-3% faster: 15.5 waves, 3.0% fewer k-blocks a cluster), {h95}; pinned \
                      as an effect because its interval ends at the band's edge"
@@ -226,11 +223,11 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
                 harness::trial::expect::Expect::Verdict(Verdict::NoChange),
                 format!("{h95}: no change at 54.3 waves (1.3% fewer k-blocks a cluster)"),
             ),
-            "square4096" => harness::trial::pins::sweep_pin(&swept, 0.03).refuting(format!(
+            "square4096" => harness::trial::pins::pinned().refuting(format!(
                 "0-2% faster ({h95}: the fix-up, 128 KB of fp32 a CTA written and read, costs about half the 3% \
                  of k-blocks the last wave saves at K = 4096)"
             )),
-            _ => harness::trial::pins::sweep_pin(&swept, 0.03)
+            _ => harness::trial::pins::pinned()
                 .refuting(format!("1-3% faster ({h95}: 3% fewer k-blocks, the fix-up a quarter of 4096 cubed's share)")),
         };
         configs(
@@ -250,10 +247,7 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
                  are five times L2: scattered k-slices make its shared waves DRAM-bound",
             )
         } else {
-            harness::trial::pins::sweep_pin(
-                &format!("compare::rung10:streamk=3::rung10:streamk=2::{s}"),
-                0.03,
-            )
+            harness::trial::pins::pinned()
             .refuting(
                 "2-5% faster than `streamk=2` (ablations/HYPOTHESES.md H95(b): the clusters meet in L2 on the \
                  panels they share)",
@@ -271,11 +265,7 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
     // effects, as H100 said: the suite's 2% band calls most of these gains no change).
     let model = ["6144x8192x8192", "8192x8192x16384", "10240x8192x8192"].into_iter().map(|s| {
         let name = format!("beyond::streamk_model::{s}");
-        let expectation = harness::trial::pins::effect_from_sweep_and_runs(
-            &format!("compare::rung10:streamk=3::rung10::{s}"),
-            &name,
-            0.02,
-        )
+        let expectation = harness::trial::pins::pinned()
         .noting(
             "; as written: ablations/HYPOTHESES.md H100, the last wave's idle share less a 12-16 us hand-off \
              (1.8-2.1%, 2.6-2.7% and 2.3-2.5% faster)",
@@ -344,7 +334,6 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
     .into_iter()
     .map(move |(s, written)| {
         let name = format!("beyond::wide_tile::{s}");
-        let compare_trial = format!("compare::{wide}::rung10::{s}");
         let expectation = match (s, written) {
             (_, Some((lo, hi))) => Expectation::hypothesis(
                 between(lo, hi),
@@ -353,12 +342,12 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
             ),
             // Confirmed (1.039 within 0.99-1.04) but at the range's edge: pinned as an effect, as H100's were.
             ("prefill_attn_out", None) => {
-                harness::trial::pins::effect_from_sweep_and_runs(&compare_trial, &name, 0.02).noting(
+                harness::trial::pins::pinned().noting(
                     "; as written: ablations/HYPOTHESES.md H103(b), 0.99-1.04 (11 rounds of 1.5x the work \
                      against 16, 2% more clock)",
                 )
             }
-            _ => harness::trial::pins::sweep_pin(&compare_trial, 0.02).refuting(
+            _ => harness::trial::pins::pinned().refuting(
                 "0.97-1.01 of rung 10's time (ablations/HYPOTHESES.md H103(b): 37 rounds of 1.5x the work \
                  against 55, 2% more clock)",
             ),

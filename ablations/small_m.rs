@@ -91,7 +91,7 @@ pub(crate) fn pdl() -> Vec<GpuTrial> {
             (label, config),
             (&format!("{label}+pdl"), with),
             s,
-            past(&name, v, &format!("ablations/HYPOTHESES.md H18: {why}")),
+            past(v, &format!("ablations/HYPOTHESES.md H18: {why}")),
         )
     })
     .collect()
@@ -132,7 +132,7 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
             SMALL_M_SPEC,
             &candidate,
             s,
-            past(&name, v, &format!("ablations/HYPOTHESES.md H19: {why}")),
+            past(v, &format!("ablations/HYPOTHESES.md H19: {why}")),
         )
     });
     let swap_correct = [
@@ -181,9 +181,7 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
                 },
             ),
             s,
-            past(
-                &name,
-                v,
+            past(v,
                 &format!("ablations/HYPOTHESES.md H20: {why}: weights are read once, keeping them out of L2 leaves it to the activations"),
             ),
         )
@@ -212,9 +210,7 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
                 },
             ),
             s,
-            past(
-                &name,
-                v,
+            past(v,
                 &format!(
                     "ablations/HYPOTHESES.md H21: {why}: 8 stages of weights on 132 SMs (17 MB, about 4 us at copy \
                      speed) overlap the previous kernel's tail instead of following it"
@@ -430,7 +426,6 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
 fn swap_store() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h64, auto_spec_element_stores, H200_SMS};
     use harness::trial::expect::{Expect, Expectation};
-    use harness::trial::pins::sweep_pin;
     let pair = |s: &str| {
         let shape = shape(s);
         (
@@ -472,7 +467,7 @@ fn swap_store() -> Vec<GpuTrial> {
             // would take in 1.0 too: the trial asserts what the sweep saw, the direction, with confidence.
             Expectation {
                 expect: Expect::TimeRatioBelow(1.0),
-                ..sweep_pin(&format!("compare::{cand}::{base}::{}", shape(s).name), 0.03)
+                ..harness::trial::pins::pinned()
             }
             .noting(&format!("; {hypothesis}")),
         )
@@ -483,9 +478,7 @@ fn swap_store() -> Vec<GpuTrial> {
         &base,
         &cand,
         "decode_m1",
-        past(
-            "beyond::swap_store::decode_m1",
-            Verdict::NoChange,
+        past(Verdict::NoChange,
             "ablations/HYPOTHESES.md H40: no change with a token tile of 64 columns or less: the weights' stream \
              dominates, the epilogue stores 16 columns",
         ),
@@ -566,20 +559,18 @@ fn wait_scope_cta() -> GpuTrial {
 /// suspend-time hint. Refuted (1.38x and 1.24x slower where 1-3% faster was expected): the sweep's verdict pinned.
 fn wait_suspend() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
-    use harness::trial::pins::sweep_verdict_pin;
     ["decode_m200", "decode_attn_out"]
         .into_iter()
         .map(|s| {
             let sh = shape(s);
             let base = auto_spec_before_h64(&sh, H200_SMS).0;
             let cand = format!("{base},wait_suspend=1");
-            let sweep_shape = if s == "decode_m200" { "200x8192x8192" } else { s };
             spec_pair(
                 &format!("beyond::wait_suspend::{s}"),
                 &base,
                 &cand,
                 s,
-                sweep_verdict_pin(&format!("compare::{cand}::{base}::{sweep_shape}")).refuting(
+                harness::trial::pins::pinned().refuting(
                     "faster by 1-3% (ablations/HYPOTHESES.md H51: the waits' polls take issue slots from \
                      the other consumer's wgmma issue and the producer's TMA issue; ours issues 3x cuBLAS's \
                      instructions at M = 200 for the same tensor work)",
@@ -593,14 +584,13 @@ fn wait_suspend() -> Vec<GpuTrial> {
 /// where 1-3% and 0.5-2% faster were expected): the sweep's verdict pinned. 4096-cubed is in `past_seed`.
 fn tmap_prefetch() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
-    use harness::trial::pins::sweep_verdict_pin;
     [
-        ("decode_m1", "1x8192x8192", "faster by 1-3%"),
-        ("decode_m200", "200x8192x8192", "faster by 0.5-2%"),
-        ("decode_attn_out", "decode_attn_out", "faster by 0.5-2%"),
+        ("decode_m1", "faster by 1-3%"),
+        ("decode_m200", "faster by 0.5-2%"),
+        ("decode_attn_out", "faster by 0.5-2%"),
     ]
     .into_iter()
-    .map(|(s, dims, expected)| {
+    .map(|(s, expected)| {
         let base = auto_spec_before_h64(&shape(s), H200_SMS).0;
         let cand = format!("{base},tmap_prefetch=1");
         spec_pair(
@@ -608,7 +598,7 @@ fn tmap_prefetch() -> Vec<GpuTrial> {
             &base,
             &cand,
             s,
-            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}")).refuting(format!(
+            harness::trial::pins::pinned().refuting(format!(
                 "{expected} (ablations/HYPOTHESES.md H57: the first load of each CTA fetches its descriptor on \
                  demand after the set-up; fetched first thing, under PDL while the previous kernel runs, that \
                  round trip leaves the critical path)"
@@ -623,14 +613,13 @@ fn tmap_prefetch() -> Vec<GpuTrial> {
 /// were expected): the sweep's verdict pinned.
 fn kb_per_wait() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
-    use harness::trial::pins::sweep_verdict_pin;
     let m200 = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
     [
-        ("decode_m200", "200x8192x8192", m200, "faster by 2-5%"),
-        ("square4096", "square4096", "rung10".to_string(), "no change"),
+        ("decode_m200", m200, "faster by 2-5%"),
+        ("square4096", "rung10".to_string(), "no change"),
     ]
     .into_iter()
-    .map(|(s, dims, base, expected)| {
+    .map(|(s, base, expected)| {
         let cand = if base == "rung10" {
             "rung10:kb_per_wait=2".to_string()
         } else {
@@ -641,7 +630,7 @@ fn kb_per_wait() -> Vec<GpuTrial> {
             &base,
             &cand,
             s,
-            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}")).refuting(format!(
+            harness::trial::pins::pinned().refuting(format!(
                 "{expected} (ablations/HYPOTHESES.md H60: H59 found the MMAs alone 6% faster with k-blocks of \
                  128; two 64-deep stages a round keep the ring as deep and halve the rounds)"
             )),
@@ -659,7 +648,6 @@ fn kb_per_wait() -> Vec<GpuTrial> {
 fn desc_advance() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     use harness::trial::expect::{Expect, Expectation};
-    use harness::trial::pins::sweep_verdict_pin;
     let before = |s: &str| auto_spec_before_h64(&shape(s), H200_SMS).0;
     let lean = |s: &str| format!("{},desc_advance=1", before(s));
     let h64 = "ablations/HYPOTHESES.md H64: the consumer loop rebuilt each wgmma's descriptor and divided the ring                position (about 80 SASS instructions a k-block, Nsight Compute's source page at c204b16); advanced                in uniform registers it takes under 40";
@@ -672,14 +660,13 @@ fn desc_advance() -> Vec<GpuTrial> {
             Expectation::hypothesis(Expect::Verdict(v), format!("{expected} ({h64})")),
         )
     };
-    let pinned = |name: &str, base: String, cand: String, s: &str, dims: &str, expected: &str| {
+    let pinned = |name: &str, base: String, cand: String, s: &str, expected: &str| {
         spec_pair(
             name,
             &base,
             &cand,
             s,
-            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}"))
-                .refuting(expected.to_string()),
+            harness::trial::pins::pinned().refuting(expected.to_string()),
         )
     };
     let m200 = lean("decode_m200");
@@ -699,7 +686,6 @@ fn desc_advance() -> Vec<GpuTrial> {
             before("decode_attn_out"),
             lean("decode_attn_out"),
             "decode_attn_out",
-            "decode_attn_out",
             &format!("faster by 2-5% ({h64})"),
         ),
         pinned(
@@ -707,7 +693,6 @@ fn desc_advance() -> Vec<GpuTrial> {
             m200.clone(),
             format!("{m200},wait_scope=cta"),
             "decode_m200",
-            "200x8192x8192",
             "faster by 1-3% (ablations/HYPOTHESES.md H65: the CCTL.IVALL after each cluster-scope acquire held 257 \
              samples at c204b16; on the lean loop it is on the critical path)",
         ),
@@ -716,7 +701,6 @@ fn desc_advance() -> Vec<GpuTrial> {
             m200.clone(),
             one_consumer,
             "decode_m200",
-            "200x8192x8192",
             "no change (ablations/HYPOTHESES.md H66: cuBLAS issues the eight m64n104 wgmmas of a k-block from one \
              warpgroup; H48's loss was the scalar chain, which the lean loop removes)",
         ),
@@ -725,7 +709,6 @@ fn desc_advance() -> Vec<GpuTrial> {
             before("decode_m200"),
             whole_208.to_string(),
             "decode_m200",
-            "200x8192x8192",
             "faster by 2-5% (ablations/HYPOTHESES.md H63: one consumer over the whole 208-token tile, wgmmas twice \
              as long and half the rounds)",
         ),
@@ -766,7 +749,6 @@ fn wide_stages() -> Vec<GpuTrial> {
 /// whole tiles at M = 64-128 (literal specs: `auto`'s kernels at 7de3d0a). Expected 3-8% faster at 128, 0-5% at 96,
 /// no change to 5% slower at 64; refuted (9-18% slower everywhere), each sweep's verdict pinned.
 fn streamk_128_rows() -> Vec<GpuTrial> {
-    use harness::trial::pins::sweep_verdict_pin;
     let auto_kernel = |cluster: u32, bn: u32| {
         format!(
             "rung10:cluster={cluster},consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,\
@@ -782,20 +764,11 @@ fn streamk_128_rows() -> Vec<GpuTrial> {
     let why = "ablations/HYPOTHESES.md H72: two thirds of `auto`'s intake at M = 128 is the token tile, re-read by \
                every CTA; 128 weight rows a CTA take in a third less per MAC";
     [
-        // (trial label, shape, the sweep's shape, `auto`'s cluster, tokens, stages, expected); M = 96 has no
+        // (trial label, shape, `auto`'s cluster, tokens, stages, expected); M = 96 has no
         // named shape, so that trial runs at its dimensions.
-        (
-            "decode_m128",
-            "decode_m128",
-            "128x8192x8192",
-            1,
-            128,
-            6,
-            "3-8% faster",
-        ),
+        ("decode_m128", "decode_m128", 1, 128, 6, "3-8% faster"),
         (
             "decode_m96",
-            "96x8192x8192",
             "96x8192x8192",
             2,
             96,
@@ -805,7 +778,6 @@ fn streamk_128_rows() -> Vec<GpuTrial> {
         (
             "decode_m64",
             "decode_m64",
-            "64x8192x8192",
             2,
             64,
             8,
@@ -813,7 +785,7 @@ fn streamk_128_rows() -> Vec<GpuTrial> {
         ),
     ]
     .into_iter()
-    .map(|(label, s, dims, cluster, bn, stages, expected)| {
+    .map(|(label, s, cluster, bn, stages, expected)| {
         let (base, cand) = (auto_kernel(cluster, bn), rows_128(bn, stages));
         let name = format!("beyond::streamk_128_rows::{label}");
         spec_pair(
@@ -821,8 +793,7 @@ fn streamk_128_rows() -> Vec<GpuTrial> {
             &base,
             &cand,
             s,
-            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}"))
-                .refuting(format!("{expected} ({why})")),
+            harness::trial::pins::pinned().refuting(format!("{expected} ({why})")),
         )
     })
     .collect()
@@ -834,19 +805,18 @@ fn streamk_128_rows() -> Vec<GpuTrial> {
 /// (N = 7168, 28 clusters; refuted: slower) and 3-12% with stream-K on decode_attn_out (refuted: slower). Each
 /// sweep's verdict pinned.
 fn four_cta_clusters() -> Vec<GpuTrial> {
-    use harness::trial::pins::sweep_verdict_pin;
     let base = "rung10:bn=128,stages=6,evict_first=1,pdl=1";
     let four = "rung10:cluster=4,consumers=2,split_n=1,wg_m=64,bn=256,epilogue=direct,stmatrix=0,stages=5,\
                 evict_first=1,pdl=1";
     let l2 = "ablations/HYPOTHESES.md H68: two thirds of the L2 reads per MAC of cuBLAS's tiling, whose loads alone \
               take 0.79 of the whole kernel";
-    let pinned = |name: &str, cand: String, s: &str, dims: &str, expected: String| {
+    let pinned = |name: &str, cand: String, s: &str, expected: String| {
         spec_pair(
             name,
             base,
             &cand,
             s,
-            sweep_verdict_pin(&format!("compare::{cand}::{base}::{dims}")).refuting(expected),
+            harness::trial::pins::pinned().refuting(expected),
         )
     };
     vec![
@@ -854,20 +824,17 @@ fn four_cta_clusters() -> Vec<GpuTrial> {
             "beyond::cluster4::decode_attn_out",
             four.to_string(),
             "decode_attn_out",
-            "decode_attn_out",
             format!("faster by 8-20% ({l2})"),
         ),
         pinned(
             "beyond::cluster4::n7168",
             four.to_string(),
             "256x7168x8192",
-            "256x7168x8192",
             format!("faster by 8-20% where all 28 clusters are resident (H69(a), after {l2})"),
         ),
         pinned(
             "beyond::cluster4::streamk_decode_attn_out",
             format!("{four},streamk=1"),
-            "decode_attn_out",
             "decode_attn_out",
             "faster by 3-12%: H68's L2 gain less the imbalance of 32 tiles on the resident clusters and the \
              fix-ups (ablations/HYPOTHESES.md H69(b))"
@@ -883,7 +850,6 @@ fn four_cta_clusters() -> Vec<GpuTrial> {
 /// `auto`'s rule out of H61's sample, faster at 620x14336 and 4200x8192 (confirmed).
 fn wide_weights() -> Vec<GpuTrial> {
     use harness::trial::expect::{Expect, Expectation};
-    use harness::trial::pins::sweep_verdict_pin;
     let wide = |bn: u32, stages: u32| {
         format!(
             "rung10:cluster=2,consumers=2,wg_m=128,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,\
@@ -949,7 +915,7 @@ fn wide_weights() -> Vec<GpuTrial> {
             &wide_777,
             &no_cluster,
             "tokens_777",
-            sweep_verdict_pin(&format!("compare::{no_cluster}::{wide_777}::tokens_777")).refuting(
+            harness::trial::pins::pinned().refuting(
                 "slower by 1-4% (ablations/HYPOTHESES.md H61: the cluster halves the token tile's L2 reads)",
             ),
         ),
@@ -963,31 +929,24 @@ fn wide_weights() -> Vec<GpuTrial> {
 /// (3.2% and 8.5% slower where 1-4% faster and no change to 2% faster were expected): the sweep's verdict pinned at
 /// M = 64; at M = 1, where the next host measured 1.017 ("no change"), the effect pinned from both runs.
 fn deep_ring() -> Vec<GpuTrial> {
-    use harness::trial::pins::{effect_from_sweep_and_runs, sweep_verdict_pin};
     [
-        ("decode_m1", "1x8192x8192", 16, "faster by 1-4%"),
-        ("decode_m64", "64x8192x8192", 64, "no change to 2% faster"),
+        ("decode_m1", 16, "faster by 1-4%"),
+        ("decode_m64", 64, "no change to 2% faster"),
     ]
     .into_iter()
-    .map(|(s, dims, bn, expected)| {
+    .map(|(s, bn, expected)| {
         let kernel = format!(
             "rung10:cluster=2,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,\
              pdl=1,swap_store=pairs"
         );
         let (base, cand) = (format!("{kernel},stages=8"), format!("{kernel},stages=12"));
         let name = format!("beyond::deep_ring::{s}");
-        let compare = format!("compare::{cand}::{base}::{dims}");
-        let pin = if s == "decode_m1" {
-            effect_from_sweep_and_runs(&compare, &name, 0.02)
-        } else {
-            sweep_verdict_pin(&compare)
-        };
         spec_pair(
             &name,
             &base,
             &cand,
             s,
-            pin.refuting(format!(
+            harness::trial::pins::pinned().refuting(format!(
                 "{expected} (ablations/HYPOTHESES.md H53: the loads alone are 98% of the kernel's time (H52), \
                  so more bytes in flight a CTA should lift the stream)"
             )),
@@ -1002,7 +961,6 @@ fn deep_ring() -> Vec<GpuTrial> {
 /// cluster (refuted: 4.6% slower, more than written), each with the sweep's verdict pinned.
 fn token_tiles_of_8() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
-    use harness::trial::pins::sweep_verdict_pin;
     let kernel = |cluster: &str, bn: u32| {
         format!(
             "rung10:{cluster},consumers=2,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,stages=5,\
@@ -1016,7 +974,7 @@ fn token_tiles_of_8() -> Vec<GpuTrial> {
             &before,
             &cand,
             "tokens_777",
-            sweep_verdict_pin(&format!("compare::{cand}::{before}::tokens_777"))
+            harness::trial::pins::pinned()
                 .refuting(format!("{hypothesis} (ablations/HYPOTHESES.md H54)")),
         )
     };
@@ -1046,7 +1004,6 @@ fn token_tiles_of_8() -> Vec<GpuTrial> {
 /// pair on 200x8192x8192, with the hypothesis it refuted beside the pin.
 fn refuted_at_m200(name: &str, candidate: impl Fn(&str) -> String, hypothesis: &str) -> GpuTrial {
     use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
-    use harness::trial::pins::sweep_pin;
     let base = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
     let cand = candidate(&base);
     spec_pair(
@@ -1054,7 +1011,7 @@ fn refuted_at_m200(name: &str, candidate: impl Fn(&str) -> String, hypothesis: &
         &base,
         &cand,
         "decode_m200",
-        sweep_pin(&format!("compare::{cand}::{base}::200x8192x8192"), 0.03).refuting(hypothesis),
+        harness::trial::pins::pinned().refuting(hypothesis),
     )
 }
 
@@ -1072,7 +1029,7 @@ fn faster(name: &str, base: &str, candidate: &str, shape: &str, hypothesis: &str
         base,
         candidate,
         shape,
-        past(name, Verdict::Faster, hypothesis),
+        past(Verdict::Faster, hypothesis),
     )
 }
 
@@ -1139,7 +1096,6 @@ pub(crate) fn skinny_correct() -> Vec<GpuTrial> {
 pub(crate) fn skinny() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_variant_before_h89, H200_SMS};
     use harness::kernel::skinny::SkinnyConfig;
-    use harness::trial::pins::sweep_pin;
     let h80 = "ablations/HYPOTHESES.md H80: the stream's loads are the MMAs' fragments, with no shared-memory ring, \
                TMA or barrier between them";
     [
@@ -1162,7 +1118,7 @@ pub(crate) fn skinny() -> Vec<GpuTrial> {
             unroll,
             ..SkinnyConfig::default()
         };
-        let pin = sweep_pin(&format!("compare::{}::{label}::{s}", skinny.label()), 0.05);
+        let pin = harness::trial::pins::pinned();
         let expectation = match hypothesis {
             Some(h) => pin.refuting(format!("{h} ({h80})")),
             None => pin,
@@ -1186,7 +1142,6 @@ pub(crate) fn skinny() -> Vec<GpuTrial> {
 /// sweep that refuted it (c026bf9).
 pub(crate) fn skinny_interleave() -> GpuTrial {
     use harness::kernel::skinny::SkinnyConfig;
-    use harness::trial::pins::sweep_pin;
     let spec = |interleave: bool| {
         let config = SkinnyConfig {
             unroll: 8,
@@ -1199,10 +1154,7 @@ pub(crate) fn skinny_interleave() -> GpuTrial {
         }
     };
     let (base, cand) = (spec(false), spec(true));
-    let pin = sweep_pin(
-        &format!("compare::{}::{}::decode_m1", cand.name(), base.name()),
-        0.03,
-    );
+    let pin = harness::trial::pins::pinned();
     compare(
         "beyond::skinny_interleave::decode_m1",
         base,
@@ -1223,7 +1175,6 @@ pub(crate) fn skinny_interleave() -> GpuTrial {
 /// first whole-suite run (cd0171e) measured 2.5-15% slower: pinned from that run.
 pub(crate) fn k_rotate() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
-    use harness::trial::pins::suite_run_pin;
     let h83 = "ablations/HYPOTHESES.md H83: every CTA walks its rows from k = 0 in step, so the loads in flight are \
                one band 1 KB wide at the same column of every row; spread over the columns, more DRAM channels";
     [
@@ -1243,7 +1194,7 @@ pub(crate) fn k_rotate() -> Vec<GpuTrial> {
         let base = auto_spec_before_h89(&shape(s), H200_SMS).0;
         let rotated = format!("{base},k_rotate=1");
         let name = format!("beyond::k_rotate::{s}");
-        let pin = suite_run_pin(&name, 0.04);
+        let pin = harness::trial::pins::pinned();
         spec_pair(
             &name,
             &base,
@@ -1264,32 +1215,18 @@ pub(crate) fn k_rotate() -> Vec<GpuTrial> {
 /// own runs (1c88247, 44ddb92).
 pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
-    use harness::trial::pins::sweep_and_trial_runs_pin;
     let h89 = "ablations/HYPOTHESES.md H89: what the cluster saves (half of each stage's token box read from L2) \
                weighs more as M grows";
     [
-        // The sweep that pinned each, by the shape its line named.
-        ("decode_m1", "decode_m1", None),
-        ("decode_m8", "8x8192x8192", None),
-        ("decode_m16", "16x8192x8192", None),
-        (
-            "decode_m32",
-            "32x8192x8192",
-            Some("(b) no change at M = 32"),
-        ),
-        (
-            "decode_m64",
-            "64x8192x8192",
-            Some("(c) 2-5% slower at M = 64"),
-        ),
-        (
-            "96x8192x8192",
-            "96x8192x8192",
-            Some("(c) 2-5% slower at M = 96"),
-        ),
+        ("decode_m1", None),
+        ("decode_m8", None),
+        ("decode_m16", None),
+        ("decode_m32", Some("(b) no change at M = 32")),
+        ("decode_m64", Some("(c) 2-5% slower at M = 64")),
+        ("96x8192x8192", Some("(c) 2-5% slower at M = 96")),
     ]
     .into_iter()
-    .map(|(s, swept, refuted)| {
+    .map(|(s, refuted)| {
         let base = auto_spec_before_h89(&shape(s), H200_SMS).0;
         let alone = base.replacen("cluster=2,", "cluster=1,", 1);
         assert_ne!(
@@ -1297,8 +1234,7 @@ pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
             "{s}: auto's kernel before H89 runs on 2-CTA clusters"
         );
         let name = format!("beyond::no_token_cluster::{s}");
-        let pin =
-            sweep_and_trial_runs_pin(&format!("compare::{alone}::{base}::{swept}"), &name, 0.03);
+        let pin = harness::trial::pins::pinned();
         spec_pair(
             &name,
             &base,
@@ -1319,7 +1255,6 @@ pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
 pub(crate) fn skinny_ring() -> GpuTrial {
     use harness::kernel::dispatch::{auto_variant_before_h89, H200_SMS};
     use harness::kernel::skinny::SkinnyConfig;
-    use harness::trial::pins::sweep_and_trial_runs_pin;
     let (label, config) = auto_variant_before_h89(&shape("decode_m1"), H200_SMS);
     let ring = SkinnyConfig {
         split: 4,
@@ -1335,11 +1270,7 @@ pub(crate) fn skinny_ring() -> GpuTrial {
             config: ring.clone(),
         },
         "decode_m1",
-        sweep_and_trial_runs_pin(
-            &format!("compare::{}::{label}::decode_m1", ring.label()),
-            "beyond::skinny_ring::decode_m1",
-            0.03,
-        )
+        harness::trial::pins::pinned()
         .refuting(
             "ablations/HYPOTHESES.md H91(b): 5-8% faster than `auto`'s kernel (3 turns of loads kept in flight \
              across the MMAs, which ptxas cannot sink as it did H87's registers)",
@@ -1355,41 +1286,36 @@ pub(crate) fn skinny_ring() -> GpuTrial {
 pub(crate) fn auto_small_m_vs_cublas() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_variant, H200_SMS};
     use harness::trial::expect::{Expect, Expectation};
-    use harness::trial::pins::sweep_and_trial_runs_pin;
     let h92 = "ablations/HYPOTHESES.md H92(b): `auto` without its token cluster 0.95-1.02 of cuBLAS's time at \
                M = 1-96 (1.00-1.04 with it, H25's sweeps, times H89's 0.95-0.98)";
     [
-        ("decode_m1", Some("1x8192x8192")),
-        ("decode_m8", Some("8x8192x8192")),
-        ("decode_m16", None),
-        ("decode_m32", None),
-        ("48x8192x8192", None),
-        ("decode_m64", None),
-        ("80x8192x8192", None),
-        ("96x8192x8192", None),
+        ("decode_m1", true),
+        ("decode_m8", true),
+        ("decode_m16", false),
+        ("decode_m32", false),
+        ("48x8192x8192", false),
+        ("decode_m64", false),
+        ("80x8192x8192", false),
+        ("96x8192x8192", false),
     ]
     .into_iter()
-    .map(|(s, swept)| {
+    .map(|(s, pinned)| {
         let (label, config) = auto_variant(&shape(s), H200_SMS);
         let name = format!("beyond::auto_vs_cublas::{s}");
-        let expectation = match swept {
-            Some(dims) => {
-                sweep_and_trial_runs_pin(&format!("compare::{label}::cuBLAS::{dims}"), &name, 0.03)
-                    .refuting(format!(
-                        "{h92}; the two runs' cuBLAS paths differed (Lt(0) and Lt(1), 5-9% apart)"
-                    ))
-            }
-            None => {
-                // [0.95, 1.02] as a window about its geometric middle.
-                let ratio = (0.95f64 * 1.02).sqrt();
-                Expectation::hypothesis(
-                    Expect::RatioNear {
-                        ratio,
-                        tolerance: 1.02 / ratio - 1.0,
-                    },
-                    h92,
-                )
-            }
+        let expectation = if pinned {
+            harness::trial::pins::pinned().refuting(format!(
+                "{h92}; the two runs' cuBLAS paths differed (Lt(0) and Lt(1), 5-9% apart)"
+            ))
+        } else {
+            // [0.95, 1.02] as a window about its geometric middle.
+            let ratio = (0.95f64 * 1.02).sqrt();
+            Expectation::hypothesis(
+                Expect::RatioNear {
+                    ratio,
+                    tolerance: 1.02 / ratio - 1.0,
+                },
+                h92,
+            )
         };
         compare(
             &name,

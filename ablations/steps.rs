@@ -3,9 +3,6 @@
 
 use crate::past_seed::past;
 use harness::trial::hypothesis::configs;
-use harness::trial::pins::{
-    pinned, pinned_across_hosts, pinned_unsettled, seed_or_pinned, ACROSS_HOSTS,
-};
 use harness::{GemmConfig, GpuTrial, Raster, Rung, Swizzle, Verdict};
 
 /// The seed's verdict for each step on each of its table shapes, as its worklog states it (before any H200
@@ -48,21 +45,6 @@ pub(crate) fn seed_step_verdict(rung: Rung, shape: &str) -> Option<(Verdict, &'s
         Rung::KLoop | Rung::Cooperative | Rung::Stmatrix => return None,
     })
 }
-
-/// Step trials whose verdict did not hold from one reference run to the next. On prefill_mlp_up the card runs at
-/// its power cap, its SM clock wanders (1000-1950 MHz over a run, and by machine) and these ratios move with it
-/// (warpspec: 0.99 at 1900 MHz, 1.03 at 1700; multicast: 0.90-0.94 at 1250-1350 MHz, 1.00-1.06 under 1070).
-/// warpspec on square4096 sits inside the band but on its edge (0.983-0.994 in four whole-suite runs), so a
-/// run's interval can cross 0.98: the 7c0344c run said inconclusive (0.9832 [0.9790, 0.9875]). pipeline on
-/// decode_mlp_up likewise: 0.9765, inconclusive, in 2bc72f3's whole-suite run, 0.9683 (faster) in a second
-/// process on the same host (`results/h200/2bc72f3/rerun/`).
-/// Pinned as ratios from the rounds-method runs; the seed's hypothesis is kept beside the pin.
-pub(crate) const UNSETTLED: [&str; 4] = [
-    "ablation::warpspec::prefill_mlp_up",
-    "ablation::multicast::prefill_mlp_up",
-    "ablation::warpspec::square4096",
-    "ablation::pipeline::decode_mlp_up",
-];
 
 /// The rungs past the seed: each step's hypothesis, written before measuring (ablations/HYPOTHESES.md), on the
 /// seed's table shapes plus prefill_attn_out and long_k.
@@ -126,7 +108,7 @@ pub(crate) fn steps() -> Vec<GpuTrial> {
                 let (v, why) = past_seed_step_verdict(rung, s)
                     .unwrap_or_else(|| panic!("{}: no hypothesis for {s}", rung.name()));
                 let name = format!("ablation::{word}::{s}");
-                let expectation = past(&name, v, &format!("ablations/HYPOTHESES.md: {why}"));
+                let expectation = past(v, &format!("ablations/HYPOTHESES.md: {why}"));
                 out.push(configs(
                     &name,
                     (&below.name(), below.config()),
@@ -142,14 +124,8 @@ pub(crate) fn steps() -> Vec<GpuTrial> {
             let s = shape.name.as_str();
             let name = format!("ablation::{word}::{s}");
             let expectation = match seed_step_verdict(rung, s) {
-                Some((v, says)) if UNSETTLED.contains(&name.as_str()) => {
-                    pinned_unsettled(&name, &format!("seed (B200): {} ({says})", v.word()))
-                }
-                Some((v, says)) if ACROSS_HOSTS.contains(&name.as_str()) => {
-                    pinned_across_hosts(&name, &format!("seed (B200): {} ({says})", v.word()), 0.03)
-                }
-                Some((v, says)) => seed_or_pinned(&name, v, says),
-                None => pinned(&name),
+                Some((v, says)) => harness::trial::pins::seed_hypothesis(v, says),
+                None => harness::trial::pins::pinned(),
             };
             out.push(configs(
                 &name,
@@ -201,7 +177,7 @@ pub(crate) fn isolation() -> Vec<GpuTrial> {
             ("rung3_warpspec", r3()),
             (&format!("rung3+{word}"), cfg),
             "square4096",
-            seed_or_pinned(&name, v, says),
+            harness::trial::pins::seed_hypothesis(v, says),
         )
     })
     .collect()
@@ -239,11 +215,8 @@ pub(crate) fn switches() -> Vec<GpuTrial> {
         for s in shapes {
             let name = format!("switch::{word}::{s}");
             let expectation = match seed(word, s) {
-                Some((v, says)) => seed_or_pinned(&name, v, says),
-                None if ACROSS_HOSTS.contains(&name.as_str()) => {
-                    pinned_across_hosts(&name, "the verdict pinned from the reference runs", 0.03)
-                }
-                None => pinned(&name),
+                Some((v, says)) => harness::trial::pins::seed_hypothesis(v, says),
+                None => harness::trial::pins::pinned(),
             };
             out.push(configs(
                 &name,

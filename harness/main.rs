@@ -462,7 +462,9 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
     }
     let shapes = harness::kernel::problem::standard_shapes();
     let mut records: Vec<TrialRecord> = Vec::new();
-    let chosen: Vec<_> = harness::trial::hypothesis::ladder_trials()
+    let mut all = harness::trial::hypothesis::ladder_trials();
+    harness::trial::pins::apply(&mut all);
+    let chosen: Vec<_> = all
         .into_iter()
         .filter(|t| {
             let name = t.name.trim_start_matches("ladder::");

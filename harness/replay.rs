@@ -2,7 +2,7 @@
 //! expectation that its own committed data contradicts fails here, without a GPU.
 
 use crate::report::results::RunFile;
-use crate::trial::expect::judge;
+use crate::trial::expect::{judge, Source};
 use crate::trial::job::GpuTrial;
 use libtest_mimic::{Failed, Trial};
 use std::path::PathBuf;
@@ -35,45 +35,71 @@ pub fn reference_runs(suite: &str) -> Vec<PathBuf> {
 }
 
 /// A current trial as replay sees it: its name, its expectation, and the candidate a comparison times now.
-type Current = (String, crate::trial::expect::Expect, Option<String>);
+type Current = (String, crate::trial::expect::Expectation, Option<String>);
 
-/// What one run's replay found: disagreements, and the comparisons not judged because the trial's candidate is
-/// another kernel now (`ladder::auto::*` after `auto`'s rule changed: the record measured the kernel it replaced).
+/// What one run's replay found: disagreements, and the records not judged, with why: the trial's candidate is
+/// another kernel now (`ladder::auto::*` after `auto`'s rule changed), the record timed another cuBLAS path than
+/// the pin's runs, or the run built the trial's pin.
 #[derive(Debug, Default)]
 pub struct Replayed {
+    pub judged: usize,
     pub problems: Vec<String>,
     pub other_kernel: Vec<String>,
+    pub other_path: Vec<String>,
+    pub built_the_pin: Vec<String>,
 }
 
-/// Judges every record of a run against the current expectations.
-pub fn replay(run: &RunFile, expectations: &[Current]) -> Replayed {
+/// Judges every record of `run` (named as the pins name runs) against the current expectations, except where the
+/// run built the trial's pin: a pin is never judged by its own runs.
+pub fn replay(run_name: &str, run: &RunFile, expectations: &[Current]) -> Replayed {
     let mut out = Replayed::default();
     for r in &run.trials {
-        match expectations.iter().find(|(n, ..)| *n == r.name) {
-            None => out
-                .problems
-                .push(format!("{}: no such trial in the current list", r.name)),
-            Some((_, expect, candidate)) => {
-                let recorded = r.comparison.as_ref().map(|c| &c.candidate);
-                if let (Some(now), Some(then)) = (candidate, recorded) {
-                    if now != then {
-                        out.other_kernel
-                            .push(format!("{} (recorded {then}, now {now})", r.name));
-                        continue;
-                    }
-                }
-                let j = judge(expect, r);
-                if !j.passed {
-                    out.problems.push(format!("{}: {}", r.name, j.line));
-                }
+        let Some((_, expectation, candidate)) = expectations.iter().find(|(n, ..)| *n == r.name)
+        else {
+            out.problems
+                .push(format!("{}: no such trial in the current list", r.name));
+            continue;
+        };
+        let recorded = r.comparison.as_ref().map(|c| &c.candidate);
+        if let (Some(now), Some(then)) = (candidate, recorded) {
+            if now != then {
+                out.other_kernel
+                    .push(format!("{} (recorded {then}, now {now})", r.name));
+                continue;
             }
+        }
+        if let Source::Pinned { runs, .. } = &expectation.source {
+            if runs.iter().any(|p| p == run_name) {
+                out.built_the_pin.push(r.name.clone());
+                continue;
+            }
+        }
+        if let Some(why) = crate::trial::pins::other_cublas_path(expectation, r) {
+            out.other_path.push(format!("{}: {why}", r.name));
+            continue;
+        }
+        out.judged += 1;
+        let j = judge(&expectation.expect, r);
+        if !j.passed {
+            out.problems.push(format!("{}: {}", r.name, j.line));
         }
     }
     out
 }
 
-/// One CPU trial per committed run of `suite`.
+/// The CPU trials over `suite`'s expectations: every one can fail, and one trial per held-out run (the pin file's
+/// `held_out`: committed runs of the pinned code that built no pin), judged against the current expectations with
+/// their pins in place.
 pub fn trials(suite: &str, gpu: &[GpuTrial]) -> Vec<Trial> {
+    let mut out = vec![crate::trial::pins::can_fail_trial(suite, gpu)];
+    out.extend(held_out_trials(suite, gpu));
+    out
+}
+
+fn held_out_trials(suite: &str, gpu: &[GpuTrial]) -> Vec<Trial> {
+    let file = crate::trial::pins::pin_file()
+        .as_ref()
+        .map_err(String::as_str);
     let expectations: Vec<Current> = gpu
         .iter()
         .map(|t| {
@@ -81,57 +107,66 @@ pub fn trials(suite: &str, gpu: &[GpuTrial]) -> Vec<Trial> {
                 crate::trial::job::Job::Compare { candidate, .. } => Some(candidate.name()),
                 _ => None,
             };
-            (t.name.clone(), t.expectation.expect.clone(), candidate)
+            let mut expectation = t.expectation.clone();
+            crate::trial::pins::apply_to(file, &t.name, &mut expectation);
+            (t.name.clone(), expectation, candidate)
         })
         .collect();
-    let files = reference_runs(suite);
-    if files.is_empty() {
-        let suite = suite.to_string();
-        return vec![Trial::test(format!("replay::{suite}::none"), move || {
-            Err(Failed::from(format!(
-                "no committed reference run of {suite} under {}: nothing to replay the expectations against",
-                reference_dir().display()
-            )))
-        })];
+    let held_out = match crate::trial::pins::pin_file() {
+        Ok(f) => f.held_out.get(suite).cloned().unwrap_or_default(),
+        Err(e) => {
+            let e = e.clone();
+            return vec![Trial::test(format!("replay::{suite}::pins"), move || {
+                Err(Failed::from(e.clone()))
+            })];
+        }
+    };
+    if held_out.is_empty() {
+        // Said, not passed: no committed run of the pinned code is left to judge the pins with.
+        return vec![Trial::test(format!("replay::{suite}::none"), || Ok(()))
+            .with_ignored_flag(true)
+            .with_kind(format!(
+                "no held-out run of {suite} in {} yet: every committed run of the pinned code built a pin",
+                crate::trial::pins::pin_file_path().display()
+            ))];
     }
-    files
+    held_out
         .into_iter()
-        .map(|path| {
-            let stem = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or_default()
-                .to_string();
+        .map(|name| {
+            let path = reference_dir().join(format!("{name}.json"));
             let expectations = expectations.clone();
-            Trial::test(format!("replay::{stem}"), move || {
+            Trial::test(format!("replay::{name}"), move || {
                 let run = RunFile::read(&path)
                     .map_err(|e| Failed::from(format!("{}: {e}", path.display())))?;
-                let Replayed {
-                    problems,
-                    other_kernel,
-                } = replay(&run, &expectations);
-                if !other_kernel.is_empty() {
-                    // Said, not skipped silently: these records measured a kernel the trial no longer runs.
-                    eprintln!(
-                        "replay::{stem}: {} of {} records not judged, their trial runs another kernel now: {}",
-                        other_kernel.len(),
-                        run.trials.len(),
-                        other_kernel.join("; ")
-                    );
+                let r = replay(&name, &run, &expectations);
+                for (what, list) in [
+                    ("their trial runs another kernel now", &r.other_kernel),
+                    ("they timed another cuBLAS path than the pin", &r.other_path),
+                    ("the run built their pin", &r.built_the_pin),
+                ] {
+                    if !list.is_empty() {
+                        // Said, not skipped silently.
+                        eprintln!(
+                            "replay::{name}: {} of {} records not judged, {what}: {}",
+                            list.len(),
+                            run.trials.len(),
+                            list.join("; ")
+                        );
+                    }
                 }
-                if other_kernel.len() == run.trials.len() {
+                if r.judged == 0 {
                     Err(Failed::from(format!(
-                        "{}: every record measured a kernel its trial no longer runs: nothing replayed",
+                        "{}: no record judged: nothing replayed",
                         path.display()
                     )))
-                } else if problems.is_empty() {
+                } else if r.problems.is_empty() {
                     Ok(())
                 } else {
                     Err(Failed::from(format!(
-                        "{} of {} committed records contradict the current expectations:\n{}",
-                        problems.len(),
-                        run.trials.len(),
-                        problems.join("\n")
+                        "{} of {} judged records contradict the current expectations:\n{}",
+                        r.problems.len(),
+                        r.judged,
+                        r.problems.join("\n")
                     )))
                 }
             })
@@ -160,12 +195,15 @@ mod tests {
         let trial = "ladder::rung10_stmatrix::square4096";
         // An expectation the record contradicts (rung 10 was not 1.3x faster than cuBLAS).
         let expect = Expect::Verdict(Verdict::Faster);
+        let expect = crate::trial::expect::Expectation::hypothesis(expect, "a test");
         let judged = replay(
+            "b774589",
             &run_with_candidate(trial, "rung10_stmatrix"),
             &[(trial.into(), expect.clone(), Some("rung10_stmatrix".into()))],
         );
         assert_eq!((judged.problems.len(), judged.other_kernel.len()), (1, 0));
         let other = replay(
+            "b774589",
             &run_with_candidate(trial, "rung10_stmatrix"),
             &[(trial.into(), expect, Some("auto=rung10:bn=128".into()))],
         );

@@ -430,6 +430,8 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     if let Some(code) = subprocess::child_entry() {
         return code;
     }
+    let mut gpu_trials = gpu_trials;
+    crate::trial::pins::apply(&mut gpu_trials);
     let settings = Settings::or_exit();
     let mut args = Arguments::from_args();
     // A baseline to compare with must exist before anything runs.

@@ -6,7 +6,6 @@
 use harness::kernel::ladder::parse_spec;
 use harness::trial::expect::{Expect, Expectation};
 use harness::trial::hypothesis::{compare, configs};
-use harness::trial::pins::{pinned_fastest, seed_or_pinned};
 use harness::{shape, DType, GpuTrial, Job, LoadPathConfig, Rung, Swizzle, VariantSpec, Verdict};
 use std::process::ExitCode;
 
@@ -42,18 +41,9 @@ fn fastest(names: &[&str]) -> Expect {
     Expect::FastestAmong(names.iter().map(|s| s.to_string()).collect())
 }
 
-/// A sweep hypothesis from the seed; where the reference run refutes it, the pinned winner instead.
-fn seed_fastest(trial: &str, names: &[&str], seed_says: &str) -> Expectation {
-    let hypothesis = format!("seed (B200): {seed_says}");
-    let pinned = pinned_fastest(trial);
-    let Expect::FastestAmong(measured) = &pinned.expect else {
-        unreachable!("a sweep pin is a FastestAmong")
-    };
-    if measured.iter().any(|m| names.contains(&m.as_str())) {
-        Expectation::hypothesis(fastest(names), hypothesis)
-    } else {
-        pinned.refuting(format!("fastest among {} ({seed_says})", names.join(", ")))
-    }
+/// A sweep hypothesis from the seed (a pin replaces it where the reference run refuted it: pins/h200.json).
+fn seed_fastest(names: &[&str], seed_says: &str) -> Expectation {
+    Expectation::hypothesis(fastest(names), format!("seed (B200): {seed_says}"))
 }
 
 /// 1. The load path alone: layout and box width separated, same bytes.
@@ -67,22 +57,14 @@ fn load_path_trials() -> Vec<GpuTrial> {
             none128(),
             none16(),
             "square4096",
-            seed_or_pinned(
-                "load_path::box_width::none",
-                Verdict::Slower,
-                "the unswizzled load path (16-byte requests) moved 3.85 TB/s against 18.5 swizzled",
-            ),
+            harness::trial::pins::seed_hypothesis(Verdict::Slower, "the unswizzled load path (16-byte requests) moved 3.85 TB/s against 18.5 swizzled"),
         ),
         compare(
             "load_path::layout::box128",
             none128(),
             sw128(),
             "square4096",
-            seed_or_pinned(
-                "load_path::layout::box128",
-                Verdict::Faster,
-                "the swizzle itself made the load path 4.8x faster: bank conflicts on the TMA writes",
-            ),
+            harness::trial::pins::seed_hypothesis(Verdict::Faster, "the swizzle itself made the load path 4.8x faster: bank conflicts on the TMA writes"),
         ),
         sweep(
             "load_path::swizzle_sweep::square4096",
@@ -94,9 +76,7 @@ fn load_path_trials() -> Vec<GpuTrial> {
                 sw128(),
             ],
             "square4096",
-            seed_fastest(
-                "load_path::swizzle_sweep::square4096",
-                &["swizzle128/128B-boxes"],
+            seed_fastest(&["swizzle128/128B-boxes"],
                 "the 128B swizzle gives the fastest load path (18.5 TB/s)",
             ),
         ),
@@ -115,8 +95,7 @@ fn same_tile_trials() -> Vec<GpuTrial> {
             config: same,
         },
         "square4096",
-        seed_or_pinned(
-            "same_tile::none16::square4096",
+        harness::trial::pins::seed_hypothesis(
             Verdict::NoChange,
             "406.5 us against 403.8: L2 traffic was not the limit",
         ),
@@ -132,11 +111,7 @@ fn mma_only_trials() -> Vec<GpuTrial> {
             ("rung4 MMA only (128B swizzle)", r4.clone().mma_only()),
             ("rung4 MMA only (core-matrix layout)", r4.with_swizzle(Swizzle::None, 64).mma_only()),
             "square4096",
-            seed_or_pinned(
-                "mma_only::plain_vs_swizzled::square4096",
-                Verdict::NoChange,
-                "the MMA reads were never the problem: MMA only with the plain layout ran at cuBLAS speed",
-            ),
+            harness::trial::pins::seed_hypothesis(Verdict::NoChange, "the MMA reads were never the problem: MMA only with the plain layout ran at cuBLAS speed"),
         ),
         sweep(
             "mma_only::ceiling::square4096",
@@ -147,7 +122,7 @@ fn mma_only_trials() -> Vec<GpuTrial> {
                 VariantSpec::gemm("ping-pong 64x256 MMA only", Rung::top().config().mma_only()),
             ],
             "square4096",
-            pinned_fastest("mma_only::ceiling::square4096"),
+            harness::trial::pins::pinned(),
         ),
     ]
 }
@@ -189,7 +164,6 @@ fn stage_trials() -> Vec<GpuTrial> {
             points("rung3", 8),
             s,
             seed_fastest(
-                &name,
                 &[
                     "rung3:stages=4",
                     "rung3:stages=5",
@@ -206,7 +180,6 @@ fn stage_trials() -> Vec<GpuTrial> {
             points("rung5", 6),
             s,
             seed_fastest(
-                &name,
                 &["rung5:stages=5", "rung5:stages=6"],
                 "once the tile depth and swizzle landed, 4 was not the best any more: it saturates at 5",
             ),
@@ -218,7 +191,6 @@ fn stage_trials() -> Vec<GpuTrial> {
             points("rung8", 8),
             s,
             seed_fastest(
-                &name,
                 &["rung8:stages=4"],
                 "more stages help up to 5 on the last kernel, so the most that fit is the fastest",
             ),
@@ -244,7 +216,6 @@ fn raster_trials() -> Vec<GpuTrial> {
             points(),
             "prefill_attn_out",
             seed_fastest(
-                "raster::top::prefill_attn_out",
                 &["rung8:raster=8"],
                 "at 8192^3 groups of 8 are a real optimum",
             ),
@@ -254,7 +225,6 @@ fn raster_trials() -> Vec<GpuTrial> {
             points(),
             "long_k",
             seed_fastest(
-                "raster::top::long_k",
                 &["rung8:raster=8"],
                 "on 4096x4096x16384 a group of 8 reached 1.00x of cuBLAS",
             ),
@@ -270,25 +240,23 @@ fn loads_only_trials() -> Vec<GpuTrial> {
         format!("rung10:cluster=2,consumers=1,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,pdl=1,stages=8,swap_store=pairs")
     };
     [
-        ("decode_m1", "1x8192x8192", small_m(16), 0.02, "no change"),
-        ("decode_m64", "64x8192x8192", small_m(64), 0.02, "no change"),
+        ("decode_m1", small_m(16), "no change"),
+        ("decode_m64", small_m(64), "no change"),
         (
             "decode_attn_out",
-            "decode_attn_out",
             "rung10:bn=128,stages=6,evict_first=1,pdl=1".to_string(),
-            0.05,
             "5-20% faster",
         ),
     ]
     .into_iter()
-    .map(|(s, dims, kernel, floor, expected)| {
+    .map(|(s, kernel, expected)| {
         let loads = format!("{kernel},mma=0");
         compare(
             &format!("loads_only::auto::{s}"),
             spec(&kernel),
             spec(&loads),
             s,
-            harness::trial::pins::sweep_pin(&format!("compare::{loads}::{kernel}::{dims}"), floor)
+            harness::trial::pins::pinned()
                 .refuting(format!(
                     "{expected} (ablations/HYPOTHESES.md H52: at M = 1 and 64 the MMAs of a few tokens hide under \
                      the weight stream; at M = 256 the MMAs of 128x128 tiles take a share)"
@@ -304,22 +272,15 @@ fn loads_only_trials() -> Vec<GpuTrial> {
 fn m200_isolation_trials() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
     use harness::trial::expect::Expectation;
-    use harness::trial::pins::sweep_pin;
     let m200 = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
     let m1 = auto_spec_before_h64(&shape("decode_m1"), H200_SMS).0;
-    let pinned = |name: &str,
-                  base: &str,
-                  cand: String,
-                  s: &str,
-                  dims: &str,
-                  floor: f64,
-                  hypothesis: &str| {
+    let pinned = |name: &str, base: &str, cand: String, s: &str, hypothesis: &str| {
         compare(
             name,
             spec(base),
             spec(&cand),
             s,
-            sweep_pin(&format!("compare::{cand}::{base}::{dims}"), floor).refuting(hypothesis),
+            harness::trial::pins::pinned().refuting(hypothesis),
         )
     };
     let h58 = "(ablations/HYPOTHESES.md H58: the weight stream and the MMAs each take most of the time, and \
@@ -330,8 +291,6 @@ fn m200_isolation_trials() -> Vec<GpuTrial> {
             &m200,
             format!("{m200},mma=0"),
             "decode_m200",
-            "200x8192x8192",
-            0.05,
             &format!("0.65-0.80 of the whole kernel's time {h58}"),
         ),
         pinned(
@@ -339,8 +298,6 @@ fn m200_isolation_trials() -> Vec<GpuTrial> {
             &m200,
             format!("{m200},loads=0"),
             "decode_m200",
-            "200x8192x8192",
-            0.03,
             &format!("0.65-0.80 of the whole kernel's time {h58}"),
         ),
         compare(
@@ -370,8 +327,6 @@ fn m200_isolation_trials() -> Vec<GpuTrial> {
             &format!("{m1},mma=0"),
             format!("{m1},stream_only=1"),
             "decode_m1",
-            "1x8192x8192",
-            0.03,
             "at least 4.0 TB/s, faster than the loads alone (ablations/HYPOTHESES.md H56: without the \
              consumers' release of each stage, the stream is held back by nothing but the memory system)",
         ),
@@ -385,7 +340,6 @@ fn m200_isolation_trials() -> Vec<GpuTrial> {
 /// 10's stream-K tiles are not a trial: that isolation variant spills 68 bytes (its compile trial failed at
 /// fdf16ae), so the sweep's figure (ebd9129) is reported, not pinned.
 fn m256_intake_trials() -> Vec<GpuTrial> {
-    use harness::trial::pins::sweep_pin;
     let base = "rung10:bn=128,stages=6,evict_first=1,pdl=1,mma=0";
     let four = "rung10:cluster=4,consumers=2,split_n=1,wg_m=64,bn=256,epilogue=direct,stmatrix=0,stages=5,\
                 evict_first=1,pdl=1,mma=0";
@@ -394,7 +348,7 @@ fn m256_intake_trials() -> Vec<GpuTrial> {
         spec(base),
         spec(four),
         "256x7168x8192",
-        sweep_pin(&format!("compare::{four}::{base}::256x7168x8192"), 0.03).refuting(
+        harness::trial::pins::pinned().refuting(
             "15-30% faster: four CTAs sharing the weight tile read two thirds of the L2 bytes per MAC \
              (ablations/HYPOTHESES.md H68, H69(a))",
         ),
@@ -405,24 +359,18 @@ fn m256_intake_trials() -> Vec<GpuTrial> {
 ///
 /// Its loads alone and its MMAs alone against the whole kernel, each pinned where the hypothesis was refuted.
 fn m128_isolation_trials() -> Vec<GpuTrial> {
-    use harness::trial::pins::{sweep_pin, sweep_pin_across_hosts};
     let base = "rung10:cluster=1,consumers=1,wg_m=64,bn=128,epilogue=direct,stmatrix=0,swap_ab=1,evict_first=1,\
                 pdl=1,stages=8,swap_store=pairs,desc_advance=1";
-    // The MMAs' share moved with the host (0.694-0.761): that trial's window spans the whole-suite runs too.
-    let pinned = |name: &str, switch: &str, floor: f64, hypothesis: &str| {
+    // The MMAs' share moved with the host (0.694-0.761): that trial's window in pins/h200.json spans the
+    // whole-suite runs too.
+    let pinned = |name: &str, switch: &str, hypothesis: &str| {
         let cand = format!("{base},{switch}");
-        let sweep = format!("compare::{cand}::{base}::128x8192x8192");
-        let pin = if switch == "loads=0" {
-            sweep_pin_across_hosts(&sweep, name, floor)
-        } else {
-            sweep_pin(&sweep, floor)
-        };
         compare(
             name,
             spec(base),
             spec(&cand),
             "decode_m128",
-            pin.refuting(format!(
+            harness::trial::pins::pinned().refuting(format!(
                 "{hypothesis} (ablations/HYPOTHESES.md H72(a): neither alone near the whole, the loads setting \
                  its pace)"
             )),
@@ -432,13 +380,11 @@ fn m128_isolation_trials() -> Vec<GpuTrial> {
         pinned(
             "loads_only::auto::decode_m128",
             "mma=0",
-            0.03,
             "0.80-0.92 of the whole kernel's time",
         ),
         pinned(
             "mma_only::auto::decode_m128",
             "loads=0",
-            0.05,
             "0.40-0.60 of the whole kernel's time",
         ),
     ]
@@ -450,7 +396,6 @@ fn m128_isolation_trials() -> Vec<GpuTrial> {
 /// nanoseconds), since NVML's reading misses what tensor-core load does to it.
 fn clock_trials() -> Vec<GpuTrial> {
     use harness::trial::expect::{SustainedCheck, SustainedFigure as F};
-    use harness::trial::pins::{sustained_check_pin as pin, sustained_pin};
     let sustain = |name: &str, variants: [&str; 2], shape_name: &str, expectation: Expectation| {
         GpuTrial::new(
             name,
@@ -492,14 +437,8 @@ fn clock_trials() -> Vec<GpuTrial> {
             "clock::mma_only::decode_attn_out",
             [decode, decode_mma],
             "decode_attn_out",
-            sustained_pin(
-                vec![
-                    pin(F::ProbedMhz, decode_mma, decode, 0.04),
-                    pin(F::Cycles, decode_mma, decode, 0.03),
-                ],
-                "H75(b): `auto`'s decode kernel at 1500-1700 MHz and its MMAs alone 5-12% faster in clock, \
-                 cycles within 3% (it ran at 1434 MHz, its MMAs alone 18% faster)",
-            ),
+            harness::trial::pins::pinned().refuting("H75(b): `auto`'s decode kernel at 1500-1700 MHz and its MMAs alone 5-12% faster in clock, \
+                 cycles within 3% (it ran at 1434 MHz, its MMAs alone 18% faster)"),
         ),
         // H104: the same kernels paired, both probes read after every pair of the rounds.
         compare(
@@ -518,10 +457,7 @@ fn clock_trials() -> Vec<GpuTrial> {
             spec(rung10),
             spec(rung10_mma),
             "square4096",
-            harness::trial::pins::paired_clocks_pin(
-                "compare::rung10:loads=0,clock_probe=1::rung10:clock_probe=1::square4096",
-                0.01,
-            )
+            harness::trial::pins::pinned()
             .refuting(
                 "H104(a): rung 10's MMAs alone and rung 10 within 1% of each other's clock in the rounds (7-10% \
                  apart alone); the second of two runs read 1.0103",
@@ -537,28 +473,16 @@ fn clock_trials() -> Vec<GpuTrial> {
                 seconds: 4.0,
                 passes: 2,
             },
-            sustained_pin(
-                vec![
-                    pin(F::ProbedMhz, wide, rung10, 0.02),
-                    pin(F::ProbedMhz, narrow, rung10, 0.02),
-                ],
-                "H103(a): if the clock falls linearly with the bytes landing in the SMs, 256x192 at a 1-3% higher \
+            harness::trial::pins::pinned().refuting("H103(a): if the clock falls linearly with the bytes landing in the SMs, 256x192 at a 1-3% higher \
                  clock than rung 10 and 128x128 at a 1.5-4% lower one (256x192 ran 3.6% higher; 128x128 1.2% \
-                 higher: its 17% more cycles lower the tensor pipe's duty)",
-            ),
+                 higher: its 17% more cycles lower the tensor pipe's duty)"),
         ),
         sustain(
             "clock::multicast::decode_attn_out",
             [decode, decode_solo],
             "decode_attn_out",
-            sustained_pin(
-                vec![
-                    pin(F::ProbedMhz, decode_solo, decode, 0.02),
-                    pin(F::Cycles, decode_solo, decode, 0.03),
-                ],
-                "H76(a): without the cluster (each CTA loading its own weight tile, twice the L2 reads) a 2-5% \
-                 lower clock and cycles within 3% (the clock did not move; the cycles rose 5%)",
-            ),
+            harness::trial::pins::pinned().refuting("H76(a): without the cluster (each CTA loading its own weight tile, twice the L2 reads) a 2-5% \
+                 lower clock and cycles within 3% (the clock did not move; the cycles rose 5%)"),
         ),
     ]
 }
@@ -571,7 +495,6 @@ fn clock_trials() -> Vec<GpuTrial> {
 fn read_floor_trials() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_variant, auto_variant_before_h89, H200_SMS};
     use harness::kernel::stream::{StreamConfig, StreamHint};
-    use harness::trial::pins::sweep_pin;
     let stream = |config: StreamConfig| VariantSpec::Stream {
         name: config.label(),
         config,
@@ -613,14 +536,7 @@ fn read_floor_trials() -> Vec<GpuTrial> {
             floor(),
             mma_chain.clone(),
             "decode_m1",
-            sweep_pin(
-                &format!(
-                    "compare::{}::{}::decode_m1",
-                    mma_chain.name(),
-                    floor().name()
-                ),
-                0.02,
-            )
+            harness::trial::pins::pinned()
             .refuting(
                 "ablations/HYPOTHESES.md H90(b): a chain of 8 dependent mma.sync after each lap's loads, before the \
                  next lap's, 1.05-1.10 of the floor's time (the skinny kernel's bubble)",
@@ -695,7 +611,6 @@ fn read_floor_trials() -> Vec<GpuTrial> {
 fn floor_gap_trials() -> Vec<GpuTrial> {
     use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
     use harness::kernel::stream::{StreamConfig, StreamHint};
-    use harness::trial::pins::sweep_pin;
     let stream = |config: StreamConfig| VariantSpec::Stream {
         name: config.label(),
         config,
@@ -715,10 +630,7 @@ fn floor_gap_trials() -> Vec<GpuTrial> {
     let loads_alone = loads.replace("cluster=2,", "cluster=1,");
     // Each trial runs the pair its sweep ran, so the sweep's record holds the pin.
     let pinned = |name: &str, base: VariantSpec, cand: VariantSpec, s: &str, hypothesis: &str| {
-        let pin = sweep_pin(
-            &format!("compare::{}::{}::{s}", cand.name(), base.name()),
-            0.03,
-        );
+        let pin = harness::trial::pins::pinned();
         compare(
             name,
             base,
@@ -786,7 +698,7 @@ fn floor_gap_trials() -> Vec<GpuTrial> {
             spec(&loads),
             spec(&loads_alone),
             "decode_m1",
-            sweep_pin(&format!("compare::{loads_alone}::{loads}::decode_m1"), 0.03),
+            harness::trial::pins::pinned(),
         ),
         compare(
             "stages::two_ctas_an_sm::decode_m1",

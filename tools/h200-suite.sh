@@ -24,6 +24,6 @@ for arg in ${@:-ablations microbench}; do
   grep -E "^test .*FAILED|^failures:" "$log" | head -20
 done
 # The cuBLAS chooser's choices and per-path medians (a cache; .txt, so that results/*.json stay run records).
-for f in cublas-paths cublas-path-times cublas-path-host-times; do cp "${GEMM_ABLATE_CACHE:-/tmp/gemm-ablate-kernels}/$f-v3.json" "$OUT/runs/$f.txt" 2>/dev/null; done
+for f in cublas-paths cublas-path-times cublas-path-host-times; do cp "${GEMM_ABLATE_CACHE:-/tmp/gemm-ablate-kernels}/$f-v4.json" "$OUT/runs/$f.txt" 2>/dev/null; done
 tar czf "$OUT/runs-$(echo "${1:-all}" | tr -c "A-Za-z0-9_\n" "-").tgz" -C "$OUT" runs && rm -rf "$OUT/runs"
 exit $rc

@@ -26,9 +26,11 @@ pub enum Caught {
 pub enum Expect {
     /// This verdict for candidate vs baseline.
     Verdict(Verdict),
-    /// The time ratio is still the pinned value: the interval reaches into the window
-    /// [ratio / (1 + tolerance), ratio * (1 + tolerance)] (no move beyond the tolerance shown with confidence),
-    /// and is narrow enough (half-width under the tolerance) that a move of twice the tolerance would have shown.
+    /// The time ratio is still the pinned value: the run's estimate lies in the window
+    /// [ratio / (1 + tolerance), ratio * (1 + tolerance)], and its interval is narrow enough (half-width under the
+    /// tolerance) that a move of twice the tolerance would have shown. A pin's window is the prediction interval of
+    /// one more process's estimate (docs/pinning.md), so it is the estimate, not its interval, that must land in
+    /// it: an interval that merely touches the window would let a move of up to twice the window through.
     RatioNear { ratio: f64, tolerance: f64 },
     /// A pinned effect: as `RatioNear`, and the interval on the pin's side of 1 (under 1 for a pin under 1, over 1
     /// for one over 1), so that a lost effect fails even where the window reaches past 1.0.
@@ -47,6 +49,8 @@ pub enum Expect {
     /// In the paired rounds, the candidate's probed clock (`clock_probe=1`, median) over the baseline's within
     /// [lo, hi] (H104: kernels that alternate every few milliseconds run at one clock).
     PairedClocks { lo: f64, hi: f64 },
+    /// A trial marked pinned whose pin is missing from the pin file (trial/pins.rs): it fails, naming why.
+    Unpinned(String),
 }
 
 impl Expect {
@@ -179,6 +183,10 @@ pub enum Source {
         runs: Vec<String>,
         measured: String,
         refuted: Option<String>,
+        /// The cuBLAS path the runs timed, for a ratio against cuBLAS: a record on another path is not judged
+        /// against the pin (a re-pin, docs/pinning.md).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cublas_path: Option<String>,
     },
 }
 
@@ -203,6 +211,7 @@ impl Expectation {
                 runs,
                 measured,
                 refuted: None,
+                cublas_path: None,
             },
         }
     }
@@ -232,6 +241,7 @@ impl Expectation {
                 runs,
                 measured,
                 refuted,
+                ..
             } => {
                 let mut lines = vec![format!(
                     "expected: {what} (pinned from reference run{} {}: {measured})",
@@ -251,10 +261,10 @@ pub fn describe_expect(e: &Expect) -> String {
     match e {
         Expect::Verdict(v) => v.word().to_string(),
         Expect::RatioNear { ratio, tolerance } => {
-            format!("time ratio {ratio:.3} within +-{:.0}%", tolerance * 100.0)
+            format!("time ratio {ratio:.3} within +-{:.1}%", tolerance * 100.0)
         }
         Expect::EffectNear { ratio, tolerance } => format!(
-            "time ratio {ratio:.3} within +-{:.0}%, and {} than the baseline with confidence",
+            "time ratio {ratio:.3} within +-{:.1}%, and {} than the baseline with confidence",
             tolerance * 100.0,
             if *ratio < 1.0 { "faster" } else { "slower" }
         ),
@@ -265,6 +275,7 @@ pub fn describe_expect(e: &Expect) -> String {
         Expect::PairedClocks { lo, hi } => {
             format!("the candidate's probed clock in the rounds {lo:.3}-{hi:.3} of the baseline's")
         }
+        Expect::Unpinned(why) => format!("a pinned value, missing: {why}"),
         Expect::Sustained(checks) => checks
             .iter()
             .map(SustainedCheck::describe)
@@ -300,6 +311,7 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
         ),
     };
     match (&record.observed, expect) {
+        (_, Expect::Unpinned(why)) => done(false, format!("no pin to judge against: {why}")),
         (Observed::Compared(e), Expect::Verdict(v)) => done(
             e.verdict == *v,
             format!("{} ({:.4})", e.verdict.word(), e.ratio),
@@ -385,11 +397,11 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
     }
 }
 
-/// `RatioNear`'s check: whether the interval reaches into the pin's window and is narrow enough to tell, and what
-/// was seen.
+/// `RatioNear`'s check: whether the estimate lies in the pin's window and the interval is narrow enough to tell,
+/// and what was seen.
 fn ratio_near(e: &crate::measure::stats::Estimate, ratio: f64, tolerance: f64) -> (bool, String) {
     let (lo, hi) = (ratio / (1.0 + tolerance), ratio * (1.0 + tolerance));
-    let reaches = e.ci.0 <= hi && e.ci.1 >= lo;
+    let inside = (lo..=hi).contains(&e.ratio);
     let half_width = (e.ci.1 / e.ci.0).ln() / 2.0;
     let precise = half_width <= tolerance.ln_1p();
     let why = if !precise {
@@ -398,15 +410,15 @@ fn ratio_near(e: &crate::measure::stats::Estimate, ratio: f64, tolerance: f64) -
             half_width * 100.0,
             tolerance * 100.0
         )
-    } else if e.ci.0 > hi {
+    } else if e.ratio > hi {
         ": slower than the pin beyond the tolerance (a regression)".into()
-    } else if e.ci.1 < lo {
+    } else if e.ratio < lo {
         ": faster than the pin beyond the tolerance (re-pin it from a new reference run)".into()
     } else {
         String::new()
     };
     (
-        reaches && precise,
+        inside && precise,
         format!(
             "ratio {:.4}, interval [{:.4}, {:.4}] against the window [{lo:.4}, {hi:.4}]{why}",
             e.ratio, e.ci.0, e.ci.1

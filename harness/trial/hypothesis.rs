@@ -76,24 +76,13 @@ pub fn ladder_trials() -> Vec<GpuTrial> {
                 .into_iter()
                 .map(move |s| {
                     let name = ladder_name(rung, &s.name);
-                    let expectation = if crate::trial::pins::across_hosts(&name)
-                        && crate::trial::pins::has_current(&name)
-                    {
-                        crate::trial::pins::pinned_across_hosts(
-                            &name,
-                            "the ratio pinned from the rounds-method runs",
-                            0.05,
-                        )
-                    } else if crate::trial::pins::has_current(&name) {
-                        crate::trial::pins::pinned_ratio(&name)
+                    // The seed's rungs are pinned from the runs (pins/h200.json); rungs past the seed carry their
+                    // hypothesis, which a pin replaces where the runs refuted it.
+                    let expectation = if rung > Rung::PersistentPingPong {
+                        ladder_hypothesis(rung, &s.name)
                     } else {
-                        unmeasured_ladder_cell(rung, &s.name)
+                        crate::trial::pins::pinned()
                     };
-                    let expectation = crate::trial::pins::against_the_fixed_chooser(
-                        &name,
-                        &rung.name(),
-                        expectation,
-                    );
                     GpuTrial::new(&name, ladder_job(rung, &s.name), expectation)
                 })
         })
@@ -135,29 +124,13 @@ fn auto_row() -> Vec<GpuTrial> {
                 _ => (Verdict::NoChange, "rung 10 measured 0.99 against cuBLAS (deeab76)"),
             };
             let whole_decode = format!("{WHOLE_DECODE_SPEC},evict_first=1,pdl=1");
-            let expectation = if label == "auto=rung10:streamk=3" {
-                // H100's rule: measured against cuBLAS in H95's sweep (9e055dd) before `auto` ran it; the window is
-                // the 8% that the cuBLAS paths the hosts' choosers took moved rung 10's ratio on prefill_attn_out.
-                crate::trial::pins::pinned_from_sweep(
-                    &format!("compare::rung10:streamk=3::cuBLAS::{}", s.name),
-                    "ablations/HYPOTHESES.md H100 (where its model of `streamk=3` gives 1.5% or more)",
-                    0.08,
-                )
-            } else if label == format!("auto={whole_decode}") {
-                // H31's kernel: measured against cuBLAS in the 869f58b sweep before `auto` ran it (and, where the
-                // hosts disagreed, in the whole-suite runs since).
-                let sweep = format!("compare::{whole_decode}::cuBLAS::{}", s.name);
-                let chosen = "ablations/HYPOTHESES.md H31 (cuBLAS's whole 128x128 tiles, 5-10% faster than auto's stream-K kernel)";
-                if crate::trial::pins::across_hosts(&name) {
-                    crate::trial::pins::pinned_from_sweep_across_hosts(&sweep, &name, &label, chosen, 0.05)
-                } else {
-                    crate::trial::pins::pinned_from_sweep(&sweep, chosen, 0.05)
-                }
+            // H100's rule (`streamk=3`) and H31's whole decode tiles were measured against cuBLAS in sweeps before
+            // `auto` ran them (9e055dd, 869f58b): pinned from those runs and the suite runs since.
+            let expectation = if label == "auto=rung10:streamk=3" || label == format!("auto={whole_decode}") {
+                crate::trial::pins::pinned()
             } else {
-                crate::trial::pins::hypothesis_or_pinned_for(&name, &label, v, &format!("auto: {why}"), 0.05)
+                crate::trial::hypothesis::expect_verdict(v, &format!("auto: {why}"))
             };
-            let expectation =
-                crate::trial::pins::against_the_fixed_chooser(&name, &label, expectation);
             let job = Job::Compare {
                 baseline: VariantSpec::Cublas,
                 candidate: VariantSpec::gemm(label, config),
@@ -169,14 +142,9 @@ fn auto_row() -> Vec<GpuTrial> {
         .collect()
 }
 
-/// A ladder cell no reference run holds yet: the rung's hypothesis against cuBLAS, written before measuring
-/// (ablations/HYPOTHESES.md). Only rungs past the reference runs may lack a pin.
-fn unmeasured_ladder_cell(rung: Rung, shape_name: &str) -> Expectation {
-    assert!(
-        rung > Rung::PersistentPingPong,
-        "{}::{shape_name}: no reference run holds this ladder cell",
-        rung.name()
-    );
+/// A ladder cell past the seed's rungs: the rung's hypothesis against cuBLAS, written before measuring
+/// (ablations/HYPOTHESES.md).
+fn ladder_hypothesis(rung: Rung, shape_name: &str) -> Expectation {
     let measured = "ablations/HYPOTHESES.md H9: rung8:pingpong=0,raster=upto8 measured 0.986-0.994 against cuBLAS on \
                     square4096, prefill_attn_out, prefill_mlp_up and long_k, 1.68x slower on decode_attn_out \
                     (92fd282 compare runs)";
@@ -193,15 +161,7 @@ fn unmeasured_ladder_cell(rung: Rung, shape_name: &str) -> Expectation {
     } else {
         Verdict::NoChange
     };
-    let name = ladder_name(rung, shape_name);
-    if crate::trial::pins::across_hosts(&name) {
-        return crate::trial::pins::pinned_across_hosts(
-            &name,
-            &format!("{} ({measured})", v.word()),
-            0.05,
-        );
-    }
-    crate::trial::pins::hypothesis_or_pinned(&name, v, measured, 0.05)
+    expect_verdict(v, measured)
 }
 
 /// Correctness of one variant: it must match cuBLAS.

@@ -462,7 +462,14 @@ impl TrialRecord {
 
     /// Judges the record against `expectation` and keeps both.
     pub fn judged(mut self, expectation: &Expectation) -> TrialRecord {
-        let Judgement { passed, line } = crate::trial::expect::judge(&expectation.expect, &self);
+        let Judgement { passed, line } =
+            match crate::trial::pins::other_cublas_path(expectation, &self) {
+                Some(why) => Judgement {
+                    passed: false,
+                    line: why,
+                },
+                None => crate::trial::expect::judge(&expectation.expect, &self),
+            };
         self.passed = passed;
         self.judgement = line;
         self.expectation = Some(expectation.clone());
