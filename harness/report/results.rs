@@ -183,10 +183,17 @@ mod tests {
         while let Some(d) = stack.pop() {
             for entry in std::fs::read_dir(&d).unwrap() {
                 let path = entry.unwrap().path();
-                // Profiles (ncu reports and their tables) are not runs.
-                if path.is_dir() && path.file_name().is_some_and(|n| n != "profiles") {
+                let name = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default();
+                // Profiles (ncu reports and their tables) and the cuBLAS chooser's path lists
+                // (`gemm-ablate cublas-paths`, a format of their own) are not runs.
+                if path.is_dir() && name != "profiles" {
                     stack.push(path);
-                } else if path.extension().and_then(|e| e.to_str()) == Some("json") {
+                } else if path.extension().and_then(|e| e.to_str()) == Some("json")
+                    && !name.starts_with("cublas-paths")
+                {
                     files.push(path);
                 }
             }
