@@ -3,8 +3,10 @@
 //! minutes on an H200): `cargo test --release --test calibration`.
 //!
 //! - `calibration::aa::<shape>`: cuBLAS against itself, 20 times on a square, a prefill and a decode shape;
-//! - `calibration::slowdown::square4096`: rung 7 against itself plus a spin of about 1%, 3% and 5%, each true
-//!   effect measured at length, then 20 short comparisons of each;
+//! - `calibration::slowdown::square4096`: rung 7 against a separately compiled copy (a one-cycle spin) and
+//!   against itself plus a spin of about 1.5%, 2%, 2.5%, 3% and 5%, each true effect measured at length, then
+//!   20 short comparisons of each, every one in its own process, with how often one process's interval holds
+//!   the mean over the processes;
 //! - `calibration::simulated`: the rule's operating characteristics by simulation (CPU), for comparison.
 
 use harness::measure::oc::{simulate, Scenario};

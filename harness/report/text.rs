@@ -283,7 +283,13 @@ pub fn calibration_line(row: &CalibrationRow) -> String {
         row.median_half_width_pct,
         row.median_seconds,
         row.median_timing_seconds
-    )
+    ) + &match (row.coverage, row.process_sd_pct, row.median_se_pct) {
+        (Some(c), Some(sd), Some(se)) => format!(
+            "; intervals holding the mean over processes {:.0}%, sd between processes {sd:.2}% against {se:.2}% stated",
+            c * 100.0
+        ),
+        _ => String::new(),
+    }
 }
 
 /// A ladder cell: "123.4 us 0.85x err 0.000", marked when it left its pin, or what went wrong.
