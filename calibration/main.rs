@@ -1,6 +1,6 @@
 //! Calibration: the error rates of the suite's own verdicts, measured on the GPU. Each repetition is a full
-//! comparison under the default rule in its own process. Not part of the everyday suite (it takes about four
-//! minutes on an H200): `cargo test --release --test calibration`.
+//! comparison under the default rule, over its own worker processes (trial/workers.rs). Not part of the everyday
+//! suite (about eight minutes on an H200): `cargo test --release --test calibration`.
 //!
 //! - `calibration::aa::<shape>`: cuBLAS against itself, 20 times on a square, a prefill and a decode shape;
 //! - `calibration::slowdown::square4096`: rung 7 against a separately compiled copy (a one-cycle spin) and
@@ -9,7 +9,7 @@
 //!   the mean over the processes;
 //! - `calibration::simulated`: the rule's operating characteristics by simulation (CPU), for comparison.
 
-use harness::measure::oc::{simulate, Scenario};
+use harness::measure::oc::{simulate, simulate_processes, ProcessScenario, Scenario};
 use harness::report::results::{Environment, RunFile};
 use harness::settings::Settings;
 use harness::trial::calibration::{a_a, expectation, judge_row, slowdowns, CalibrationRow};
@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         return code;
     }
     let settings = Settings::or_exit();
+    let spread = harness::trial::workers::Spread::from_settings(&settings);
     let mut args = Arguments::from_args();
     args.test_threads = Some(1);
     let available = Arc::new(if args.list {
@@ -47,14 +48,14 @@ fn main() -> ExitCode {
         let n = name.clone();
         gpu.push((
             name,
-            Box::new(move |records| Ok(vec![a_a(&n, shape, REPETITIONS, records)])),
+            Box::new(move |records| Ok(vec![a_a(&n, shape, spread, REPETITIONS, records)])),
         ));
     }
     let name = "calibration::slowdown::square4096".to_string();
     let n = name.clone();
     gpu.push((
         name,
-        Box::new(move |records| slowdowns(&n, REPETITIONS, records)),
+        Box::new(move |records| slowdowns(&n, spread, REPETITIONS, records)),
     ));
 
     // The spin kernel compiles on the CPU like every other program (its cycle count is chosen at run time).
@@ -117,11 +118,31 @@ fn main() -> ExitCode {
         );
     }
     trials.push(Trial::test("calibration::simulated", move || {
-        // The same rule on simulated noise like the H200's (pair 0.7%, between rounds 0.3%).
-        for ratio in [1.0, 1.01, 1.02, 1.03, 1.04, 1.05] {
+        // The same rule on simulated noise like the H200's (pair 0.7%, between rounds 0.3%), over worker
+        // processes with the H200's prior, each process adding an offset of 0, 0.3% or 1%.
+        let prior = harness::measure::processes::prior_for(
+            "NVIDIA H200",
+            harness::measure::processes::Kind::Ours,
+        )
+        .map_err(Failed::from)?;
+        for process_sd in [0.0, 0.003, 0.01] {
+            for ratio in [1.0, 1.01, 1.02, 1.03, 1.04, 1.05] {
+                let scenario = ProcessScenario {
+                    rounds: Scenario::normal(ratio, 0.007, 0.003),
+                    process_sd,
+                };
+                let r = simulate_processes(spread.process_settings(), Some(&prior), scenario, 2000, 7);
+                println!(
+                    "  between processes {:.1}%, true ratio {ratio:.2}: faster {:.3}, slower {:.3}, no change {:.3}, inconclusive {:.3}; interval held the truth {:.3}; {:.2} processes",
+                    process_sd * 100.0, r.rates.faster, r.rates.slower, r.rates.no_change, r.rates.inconclusive, r.coverage, r.mean_processes
+                );
+            }
+        }
+        // Inside one process, as before the rule over processes (for comparison).
+        for ratio in [1.0, 1.03] {
             let r = simulate(settings.stats, Scenario::normal(ratio, 0.007, 0.003), 2000, 7);
             println!(
-                "  true ratio {ratio:.2}: faster {:.3}, slower {:.3}, no change {:.3}, inconclusive {:.3}, mean rounds {:.1}",
+                "  one process, true ratio {ratio:.2}: faster {:.3}, slower {:.3}, no change {:.3}, inconclusive {:.3}, mean rounds {:.1}",
                 r.faster, r.slower, r.no_change, r.inconclusive, r.mean_rounds
             );
         }

@@ -60,7 +60,11 @@ fn main() -> ExitCode {
     let deadline = Duration::from_secs_f64(settings.trial_timeout_s);
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(|s| s.as_str()) {
-        None | Some("ladder") => ladder(if args.is_empty() { &[] } else { &args[1..] }, deadline),
+        None | Some("ladder") => ladder(
+            if args.is_empty() { &[] } else { &args[1..] },
+            deadline,
+            &settings,
+        ),
         Some("show") => {
             let dtype = args[2.min(args.len())..]
                 .iter()
@@ -118,7 +122,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..], deadline),
+        Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..], deadline, &settings),
         Some("agree") if args.len() >= 2 => agree(&args[1..]),
         Some("report") => report(&args[1..]),
         Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
@@ -454,7 +458,7 @@ fn agree(files: &[String]) -> ExitCode {
 }
 
 /// Every rung against cuBLAS on every standard shape, each pair in its own process, as one table.
-fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
+fn ladder(filters: &[String], deadline: Duration, settings: &Settings) -> ExitCode {
     if let Err(reason) = device::hopper_available() {
         eprintln!("gemm-ablate needs a Hopper GPU (H100/H200) for the ladder: {reason}");
         eprintln!("(`gemm-ablate show RUNG`, `diff` and `list` work anywhere; `cargo test --release` runs the CPU tests.)");
@@ -475,9 +479,12 @@ fn ladder(filters: &[String], deadline: Duration) -> ExitCode {
     for trial in chosen {
         let name = trial.name.trim_start_matches("ladder::").to_string();
         progress.start(&name);
-        let r = subprocess::run_in_child(&trial.name, &trial.job, deadline)
-            .record
-            .judged(&trial.expectation);
+        let spread = harness::trial::workers::Spread::from_settings(settings);
+        let precision = harness::trial::workers::precision_for(&trial.expectation);
+        let r =
+            harness::trial::workers::run(&trial.name, &trial.job, deadline, &[], spread, precision)
+                .record
+                .judged(&trial.expectation);
         eprintln!(
             "{name}: {} ({})",
             harness::report::text::ladder_cell(&r),
@@ -520,7 +527,12 @@ fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
 }
 
 /// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.
-fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
+fn compare(
+    shape_name: &str,
+    specs: &[String],
+    deadline: Duration,
+    settings: &Settings,
+) -> ExitCode {
     let Some(shape) = shape_arg(shape_name) else {
         return ExitCode::from(2);
     };
@@ -557,7 +569,8 @@ fn compare(shape_name: &str, specs: &[String], deadline: Duration) -> ExitCode {
             parsed[0].name(),
             shape.name
         );
-        let mut r = subprocess::run_in_child(&name, &job, deadline).record;
+        let spread = harness::trial::workers::Spread::from_settings(settings);
+        let mut r = harness::trial::workers::run(&name, &job, deadline, &[], spread, None).record;
         r.judgement = match &r.observed {
             Observed::Compared(e) => harness::report::text::estimate_line(e),
             Observed::Wrong { message: m, .. }

@@ -74,6 +74,12 @@ pub struct Settings {
     pub trial_timeout_s: f64,
     /// Each GPU trial runs this many times, each in its own process (run-to-run agreement).
     pub repeat: usize,
+    /// A comparison is spread over at most this many worker processes, judged after each (measure/processes.rs).
+    #[serde(default = "default_processes")]
+    pub processes: usize,
+    /// Rounds each worker process runs.
+    #[serde(default = "default_rounds_per_process")]
+    pub rounds_per_process: usize,
     /// Draw every random input from this seed (to replay a failed correctness check).
     pub seed: Option<u64>,
     /// Each round allocates its own operands (false only to diagnose what fresh allocations change).
@@ -95,8 +101,16 @@ pub struct Settings {
     pub shard: Option<(usize, usize)>,
 }
 
+fn default_processes() -> usize {
+    3
+}
+
+fn default_rounds_per_process() -> usize {
+    4
+}
+
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 25] = [
+pub const KNOWN: [(&str, &str); 27] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -109,8 +123,22 @@ pub const KNOWN: [(&str, &str); 25] = [
         "GEMM_ABLATE_EQUIV_CONFIDENCE",
         "overall confidence for no change (0.90)",
     ),
-    ("GEMM_ABLATE_ROUNDS_PER_LOOK", "rounds between looks (8)"),
-    ("GEMM_ABLATE_LOOKS", "planned looks (3)"),
+    (
+        "GEMM_ABLATE_PROCESSES",
+        "a comparison is spread over at most this many worker processes, with a look after each (3)",
+    ),
+    (
+        "GEMM_ABLATE_ROUNDS_PER_PROCESS",
+        "rounds each worker process of a comparison runs (4)",
+    ),
+    (
+        "GEMM_ABLATE_ROUNDS_PER_LOOK",
+        "inside one process: rounds between looks (8; a worker process runs one look of its rounds)",
+    ),
+    (
+        "GEMM_ABLATE_LOOKS",
+        "inside one process: planned looks (3; a worker process takes one)",
+    ),
     (
         "GEMM_ABLATE_PAIRS_PER_ROUND",
         "pairs of batches per round (6)",
@@ -201,6 +229,19 @@ const INTERNAL: [&str; 6] = [
     "GEMM_ABLATE_CHILD_RECORD",
 ];
 
+/// The process's `GEMM_ABLATE_*` variables, by name, values as the OS holds them; every other variable is
+/// skipped unread (`std::env::vars` panics on one that is not UTF-8, even one of another program).
+pub fn own_vars() -> Vec<(String, std::ffi::OsString)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| {
+            k.into_string()
+                .ok()
+                .filter(|k| k.starts_with("GEMM_ABLATE_"))
+                .map(|k| (k, v))
+        })
+        .collect()
+}
+
 fn parse<T: std::str::FromStr>(
     vars: &[(String, String)],
     name: &str,
@@ -227,6 +268,8 @@ impl Default for Settings {
             noise_floor: 0.01,
             trial_timeout_s: 300.0,
             repeat: 1,
+            processes: default_processes(),
+            rounds_per_process: default_rounds_per_process(),
             seed: None,
             fresh_operands: true,
             randomize: Randomize::default(),
@@ -241,13 +284,21 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Reads the process environment.
+    /// Reads the process environment. Other programs' variables may hold any bytes and are never read; one of
+    /// ours that is not UTF-8 is an error naming it.
     pub fn from_env() -> Result<Settings> {
-        Settings::from_vars(
-            &std::env::vars()
-                .filter(|(k, _)| k.starts_with("GEMM_ABLATE_"))
-                .collect::<Vec<_>>(),
-        )
+        let mut vars = Vec::new();
+        for (k, v) in own_vars() {
+            match v.into_string() {
+                Ok(v) => vars.push((k, v)),
+                Err(raw) => {
+                    return Err(Error::Config(format!(
+                        "setting {k}={raw:?} is not valid: it is not UTF-8 text"
+                    )))
+                }
+            }
+        }
+        Settings::from_vars(&vars)
     }
 
     /// Reads the given variables (the testable core of `from_env`).
@@ -366,8 +417,8 @@ impl Settings {
                 vars,
                 "GEMM_ABLATE_TRIAL_TIMEOUT_S",
                 d.trial_timeout_s,
-                pos,
-                "a positive number of seconds",
+                |x| pos(x) && *x <= 86_400.0,
+                "a positive number of seconds, at most 86400 (a day)",
             )?,
             repeat: parse(
                 vars,
@@ -375,6 +426,20 @@ impl Settings {
                 d.repeat,
                 |x| (1..=100).contains(x),
                 "1 to 100",
+            )?,
+            processes: parse(
+                vars,
+                "GEMM_ABLATE_PROCESSES",
+                d.processes,
+                |x| (1..=16).contains(x),
+                "1 to 16",
+            )?,
+            rounds_per_process: parse(
+                vars,
+                "GEMM_ABLATE_ROUNDS_PER_PROCESS",
+                d.rounds_per_process,
+                |x| (2..=64).contains(x),
+                "2 to 64",
             )?,
             seed,
             fresh_operands: parse(
@@ -571,6 +636,58 @@ mod tests {
     #[test]
     fn the_build_commit_is_not_a_setting() {
         assert!(Settings::from_vars(&vars(&[("GEMM_ABLATE_COMMIT", "abc")])).is_ok());
+    }
+
+    #[test]
+    fn other_programs_variables_that_are_not_utf8_are_not_read() {
+        use std::os::unix::ffi::OsStrExt;
+        // Another program's variable holding bytes that are not UTF-8: std::env::vars() panics on it.
+        std::env::set_var(
+            "GEMMABLATE_TEST_OTHER_PROGRAM",
+            std::ffi::OsStr::from_bytes(b"\xff\xfe"),
+        );
+        assert!(Settings::from_env().is_ok());
+        assert!(own_vars()
+            .iter()
+            .all(|(k, _)| k.starts_with("GEMM_ABLATE_")));
+        let env = crate::report::results::Environment::capture();
+        assert!(env
+            .settings
+            .iter()
+            .all(|(k, _)| k.starts_with("GEMM_ABLATE_")));
+    }
+
+    #[test]
+    fn a_deadline_past_a_day_is_refused_before_anything_runs() {
+        for bad in ["1e300", "inf", "86401", "0", "-5"] {
+            let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_TRIAL_TIMEOUT_S", bad)]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("GEMM_ABLATE_TRIAL_TIMEOUT_S"), "{bad}: {e}");
+        }
+        let s = Settings::from_vars(&vars(&[("GEMM_ABLATE_TRIAL_TIMEOUT_S", "86400")])).unwrap();
+        assert_eq!(s.trial_timeout_s, 86_400.0);
+    }
+
+    #[test]
+    fn worker_processes_and_their_rounds_are_bounded() {
+        let s = Settings::from_vars(&vars(&[
+            ("GEMM_ABLATE_PROCESSES", "5"),
+            ("GEMM_ABLATE_ROUNDS_PER_PROCESS", "6"),
+        ]))
+        .unwrap();
+        assert_eq!((s.processes, s.rounds_per_process), (5, 6));
+        for (k, bad) in [
+            ("GEMM_ABLATE_PROCESSES", "0"),
+            ("GEMM_ABLATE_PROCESSES", "17"),
+            ("GEMM_ABLATE_ROUNDS_PER_PROCESS", "1"),
+            ("GEMM_ABLATE_ROUNDS_PER_PROCESS", "65"),
+        ] {
+            let e = Settings::from_vars(&vars(&[(k, bad)]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(k), "{k}={bad}: {e}");
+        }
     }
 
     #[test]

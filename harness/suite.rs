@@ -12,6 +12,7 @@ use crate::trial::expect::Expectation;
 use crate::trial::job::GpuTrial;
 use crate::trial::job::{Job, TrialRecord, VariantSpec};
 use crate::trial::subprocess;
+use crate::trial::workers;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -368,19 +369,12 @@ fn run_trial(
     name: &str,
     job: &Job,
     expectation: &Expectation,
-    deadline: Duration,
-    repeat: usize,
+    (deadline, repeat, spread): (Duration, usize, workers::Spread),
     device: usize,
     seat: Option<&device::GpuSeat>,
 ) -> Vec<TrialRecord> {
-    // A pinned ratio is checked to within its tolerance: sample until the interval is comfortably narrower.
-    let precision = match expectation.expect {
-        crate::trial::expect::Expect::RatioNear { tolerance, .. }
-        | crate::trial::expect::Expect::EffectNear { tolerance, .. } => {
-            Some(format!("{:.4}", 0.8 * tolerance.ln_1p()))
-        }
-        _ => None,
-    };
+    let precision = workers::precision_for(expectation);
+    let precision_text = precision.map(|p| format!("{p:.4}"));
     let visible = device::visible_devices_for(
         device,
         std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref(),
@@ -390,13 +384,17 @@ fn run_trial(
         ("CUDA_VISIBLE_DEVICES", &visible),
         (subprocess::DEVICE_ENV, &index),
     ];
-    if let Some(p) = precision.as_deref() {
+    // A job that is not a comparison (a sweep) takes the precision inside its one process.
+    if let (Some(p), false) = (
+        precision_text.as_deref(),
+        matches!(job, Job::Compare { .. }),
+    ) {
         env.push(("GEMM_ABLATE_PRECISION", p));
     }
     let mut text = String::new();
     let records = (0..repeat)
         .map(|i| {
-            let outcome = subprocess::run_in_child_with_env(name, job, deadline, &env);
+            let outcome = workers::run(name, job, deadline, &env, spread, precision);
             let extra: Vec<&str> = outcome
                 .output
                 .lines()
@@ -514,6 +512,7 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         );
         let deadline = Duration::from_secs_f64(t.deadline_s.unwrap_or(settings.trial_timeout_s));
         let repeat = settings.repeat;
+        let spread = workers::Spread::from_settings(&settings);
         let GpuTrial {
             name,
             job,
@@ -539,13 +538,12 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                     &name,
                     &job,
                     &expectation,
-                    deadline,
-                    repeat,
+                    (deadline, repeat, spread),
                     seat.device,
                     known,
                 );
                 drop(seat);
-                let failed: Vec<String> = records
+                let mut failed: Vec<String> = records
                     .iter()
                     .filter(|r| !r.passed)
                     .map(|r| r.judgement.clone())
@@ -553,6 +551,15 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                 if repeat > 1 {
                     let row = agreement::agree(&records);
                     println!("  agreement: {}", crate::report::text::agreement_line(&row));
+                    // Each repetition's interval carries the spread between processes: repetitions whose
+                    // intervals share no ratio disagree beyond it, and the trial says so.
+                    if row.runs > 1 && !row.intervals_overlap {
+                        failed.push(format!(
+                            "the {} repeated comparisons disagree beyond what their intervals allow: {}",
+                            row.runs,
+                            crate::report::text::agreement_line(&row)
+                        ));
+                    }
                 }
                 {
                     let mut file = run_file.lock().unwrap();

@@ -8,8 +8,10 @@ run: t(1 - alpha/2, df) * s * sqrt(1 + 1/n), where s is the trial's between-run 
 that a whole suite of identical code expects TARGET_FALSE_REDS false reds. A leave-one-run-out check judges every
 run against the pin built from the others and prints how many go red against how many the rule predicts.
 
-Usage, from the repository root: python3 tools/pins.py [--check]
+Usage, from the repository root: python3 tools/pins.py [--check | --run-prior]
   --check: print the leave-one-out figures and what would change, write nothing.
+  --run-prior: write pins/run-prior.json only (the between-run prior `baseline` uses, below), and print how often
+    the baseline rule calls identical code slower or faster between the pin runs.
 """
 import json
 import math
@@ -307,5 +309,155 @@ def load_cache(f):
     return _cache[f]
 
 
+def digamma(x):
+    """psi(x) for x > 0: recurrence up to 6, then the asymptotic series."""
+    r = 0.0
+    while x < 6:
+        r -= 1 / x
+        x += 1
+    f = 1 / (x * x)
+    return r + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f / 132))))
+
+
+def trigamma(x):
+    """psi'(x) for x > 0: recurrence up to 6, then the asymptotic series."""
+    r = 0.0
+    while x < 6:
+        r += 1 / (x * x)
+        x += 1
+    f = 1 / (x * x)
+    return r + 1 / x + f / 2 + f / x * (1 / 6 - f * (1 / 30 - f * (1 / 42 - f / 30)))
+
+
+def fit_prior(variances, dfs):
+    """(s0^2, d0): a scaled inverse chi-square fitted to sample variances by the moments of log s^2 (Smyth 2004,
+    limma's fitFDist), as tools/process_spread.py does with scipy."""
+    pairs = [(v, d) for v, d in zip(variances, dfs) if v > 0]
+    e = [math.log(v) - digamma(d / 2) + math.log(d / 2) for v, d in pairs]
+    mean = sum(e) / len(e)
+    excess = sum((x - mean) ** 2 for x in e) / (len(e) - 1) - sum(trigamma(d / 2) for _, d in pairs) / len(pairs)
+    if excess <= 0:
+        return math.exp(mean), math.inf
+    lo, hi = 1e-8, 1e8
+    for _ in range(300):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if trigamma(mid) > excess else (lo, mid)
+    d0 = 2 * mid
+    return math.exp(mean + digamma(d0 / 2) - math.log(d0 / 2)), d0
+
+
+def run_prior():
+    """The between-run prior per kind: how far one run's log ratio of a trial lies from the trial's mean over runs
+    of identical code on separate machine starts (the pin runs, passed or not: a red run is still a run), fitted
+    over every comparison trial that two or more pin runs measured on the same variants and cuBLAS path. Then
+    `baseline`'s rule on every pair of pin runs: a change called slower or faster between identical code is false."""
+    per_kind = defaultdict(lambda: ([], []))
+    by_run = defaultdict(dict)
+    for suite in PIN_RUNS:
+        runs = [(name, *load_run(files)) for name, files in PIN_RUNS[suite]]
+        ref = runs[-1][2]
+        for tname, t in ref.items():
+            c0 = (t.get("observed") or {}).get("Compared") if isinstance(t.get("observed"), dict) else None
+            if not c0:
+                continue
+            xs = []
+            for rn, env, trials in runs:
+                r = trials.get(tname)
+                c = (r or {}).get("observed", {})
+                c = c.get("Compared") if isinstance(c, dict) else None
+                if not c or own_labels(r) != own_labels(t) or cublas_label(r) != cublas_label(t):
+                    continue
+                if not math.isfinite(c["log_se"]):
+                    continue
+                xs.append(c["log_mean"])
+                by_run[(suite, rn)][tname] = (c["log_mean"], c["log_se"], "cublas" if cublas_label(t) else "ours")
+            if len(xs) >= 2:
+                m = sum(xs) / len(xs)
+                k = "cublas" if cublas_label(t) else "ours"
+                per_kind[k][0].append(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+                per_kind[k][1].append(len(xs) - 1)
+    fitted = {}
+    for k, (v, d) in sorted(per_kind.items()):
+        s02, d0 = fit_prior(v, d)
+        fitted[k] = {"sd": math.sqrt(s02), "df": d0, "trials": len(v)}
+        print(f"between runs, {k}: s0 {100 * math.sqrt(s02):.3f}%, d0 {d0:.2f} over {len(v)} trials")
+
+    def t_quantile(p, df):
+        # Student t quantile by bisection on the regularized incomplete beta, via math.lgamma and a series.
+        def cdf(t):
+            x = df / (df + t * t)
+            return 1 - 0.5 * betainc(df / 2, 0.5, x) if t > 0 else 0.5 * betainc(df / 2, 0.5, x)
+        lo, hi = 0.0, 1e6
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if cdf(mid) < p else (lo, mid)
+        return (lo + hi) / 2
+
+    calls = total = 0
+    band = math.log(1 + BAND)
+    keys = sorted(by_run)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            if a[0] != b[0]:
+                continue
+            for tname in set(by_run[a]) & set(by_run[b]):
+                (ya, sa, k), (yb, sb, _) = by_run[a][tname], by_run[b][tname]
+                p = fitted[k]
+                var = max(2 * p["sd"] ** 2, sa * sa + sb * sb)
+                h = t_quantile(0.975, p["df"]) * math.sqrt(var)
+                d = yb - ya
+                total += 1
+                calls += (d - h > band) or (d + h < -band)
+    print(f"baseline's rule between pin runs of identical code: {calls} of {total} changes called slower or faster "
+          "(in sample: the prior comes from these runs)")
+    env, _ = load_run(PIN_RUNS["ablations"][-1][1])
+    doc = {
+        "about": "How far one whole-suite run's log ratio of a trial lies from the trial's mean over runs of identical "
+                 "code on separate machine starts: a scaled inverse chi-square (sd^2 on df degrees of freedom) per GPU "
+                 "and kind, fitted by tools/pins.py --run-prior to the pin runs. `baseline` adds it to both runs of a "
+                 "change. Edit by re-running the tool in a commit that names its runs.",
+        "gpus": {env["device"]["name"]: {
+            "driver": env["device"]["driver_version"],
+            "runs": {s: [n for n, _ in r] for s, r in PIN_RUNS.items()},
+            "kinds": fitted,
+        }},
+    }
+    with open(os.path.join(ROOT, "pins", "run-prior.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print("wrote pins/run-prior.json")
+
+
+def betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b) by its continued fraction (Numerical Recipes' Lentz form)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(lbeta + a * math.log(x) + b * math.log(1 - x))
+    if x > (a + 1) / (a + b + 2):
+        return 1 - betainc(b, a, 1 - x)
+    f, c, d = 1.0, 1.0, 0.0
+    for i in range(400):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1 + num * d
+        d = 1 / (d if abs(d) > 1e-300 else 1e-300)
+        c = 1 + num / (c if abs(c) > 1e-300 else 1e-300)
+        f *= c * d
+        if abs(c * d - 1) < 1e-14:
+            break
+    return front * (f - 1) / a
+
+
 if __name__ == "__main__":
-    main()
+    if "--run-prior" in sys.argv:
+        run_prior()
+    else:
+        main()

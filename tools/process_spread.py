@@ -134,7 +134,7 @@ def judge_design(trials, rounds, processes, looks, prior_of):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3, help="rounds a worker process runs (default 3)")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds a worker process runs (default 4)")
     ap.add_argument("--write", action="store_true", help="write pins/process-prior.json")
     ap.add_argument("archives", nargs="+")
     args = ap.parse_args()
@@ -143,7 +143,7 @@ def main():
     env = next(iter(trials.values()))[0][1]
 
     print("1. Each trial in separate processes, as measured (every process's own interval and verdict):")
-    overlap_all = agree_far = far = 0
+    overlap_all = agree_far = far = held = processes = 0
     for name in sorted(trials):
         recs = [r for r, _ in trials[name]]
         est = [r["observed"]["Compared"] for r in recs]
@@ -152,6 +152,9 @@ def main():
                  for b in est[i + 1:])
         same = len({e["verdict"] for e in est}) == 1
         overlap_all += ok
+        centre = math.exp(ys.mean())
+        held += sum(e["ci"][0] <= centre <= e["ci"][1] for e in est)
+        processes += len(est)
         if abs(abs(ys.mean()) - BAND) > 0.005:
             far += 1
             agree_far += same
@@ -160,7 +163,8 @@ def main():
               f"stated, intervals {'overlap' if ok else 'do NOT overlap'}, verdicts {'agree' if same else 'DISAGREE'}"
               f", passed {sum(r['passed'] for r in recs)}")
     print(f"  all intervals overlap pairwise in {overlap_all} of {len(trials)} trials; verdicts agree in "
-          f"{agree_far} of {far} trials whose ratio is over 0.5% from a band edge")
+          f"{agree_far} of {far} trials whose ratio is over 0.5% from a band edge; a process's interval holds the "
+          f"mean over its trial's processes in {held} of {processes}")
 
     print(f"\n2. The prior of a comparison's between-process variance, each process's first {args.rounds} rounds:")
     fitted = {}

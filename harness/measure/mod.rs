@@ -6,6 +6,7 @@ pub mod cublas_choice;
 pub mod measures;
 pub mod oc;
 pub mod operands;
+pub mod processes;
 pub mod reference;
 pub mod stats;
 pub mod sustained;

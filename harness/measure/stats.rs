@@ -21,6 +21,7 @@
 //!   "no change" means the measurement could have seen a change of the band's size and did not;
 //! - otherwise sample the next look; after the last look the verdict is Inconclusive, said with the noise.
 
+pub use crate::measure::processes::ProcessLevel;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -135,6 +136,12 @@ pub struct Estimate {
     pub between_round_sd: f64,
     pub verdict: Verdict,
     pub settings: StatsSettings,
+    /// Set where the comparison was spread over worker processes (`across_processes`): each process's estimate
+    /// and the between-process variance the interval carries. Then `log_se`, `df` and both intervals are the
+    /// process-level ones, `rounds` and `pairs` count every process's, `looks` is the number of processes, and
+    /// the settings' `rounds_per_look` and `looks` are the rounds a process runs and the most processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<Box<ProcessLevel>>,
 }
 
 impl Estimate {
@@ -189,6 +196,7 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
             between_round_sd: f64::NAN,
             verdict: Verdict::Inconclusive,
             settings,
+            processes: None,
         };
     }
     let (mean, round_sd) = mean_sd(&means);
@@ -225,6 +233,7 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
         between_round_sd,
         verdict,
         settings,
+        processes: None,
     }
 }
 

@@ -42,9 +42,16 @@ pub struct Round {
     /// GEMM_ABLATE_RANDOMIZE=code: padding modules loaded before the round's kernels.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub code_padding: u32,
+    /// The worker process (0-based) the round ran in, where the comparison was spread over processes.
+    #[serde(default, skip_serializing_if = "is_first")]
+    pub process: usize,
 }
 
 fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+fn is_first(x: &usize) -> bool {
     *x == 0
 }
 
@@ -113,6 +120,61 @@ impl Comparison {
         started: Instant,
         rotation_sets: usize,
     ) -> Comparison {
+        let throttle_reasons = gpu
+            .throttle_reasons()
+            .map(|m| {
+                crate::gpu::nvml::describe_throttle(m)
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Comparison::gathered(
+            names,
+            rounds,
+            estimate,
+            throttle_reasons,
+            started.elapsed().as_secs_f64(),
+            rotation_sets,
+        )
+    }
+
+    /// The comparisons of the worker processes a comparison was spread over, as one: every process's rounds
+    /// (each marked with its process), medians and clock guards over all of them, the throttle reasons any
+    /// process saw, the time they took together, and the process-level `estimate`. None for no part.
+    pub fn across_processes(parts: Vec<Comparison>, estimate: Estimate) -> Option<Comparison> {
+        let first = parts.first()?;
+        let names = [first.baseline.clone(), first.candidate.clone()];
+        let rotation_sets = first.rotation_sets;
+        let elapsed: f64 = parts.iter().map(|c| c.elapsed_s).sum();
+        let mut reasons: Vec<String> = Vec::new();
+        let mut rounds = Vec::new();
+        for (process, part) in parts.into_iter().enumerate() {
+            for reason in part.throttle_reasons {
+                if !reasons.contains(&reason) {
+                    reasons.push(reason);
+                }
+            }
+            rounds.extend(part.rounds.into_iter().map(|r| Round { process, ..r }));
+        }
+        Some(Comparison::gathered(
+            names,
+            rounds,
+            estimate,
+            reasons,
+            elapsed,
+            rotation_sets,
+        ))
+    }
+
+    fn gathered(
+        names: [String; 2],
+        rounds: Vec<Round>,
+        estimate: Estimate,
+        throttle_reasons: Vec<String>,
+        elapsed_s: f64,
+        rotation_sets: usize,
+    ) -> Comparison {
         let clocks: Vec<f64> = rounds
             .iter()
             .flat_map(|r| r.sm_clock_mhz.iter().filter_map(|c| c.map(f64::from)))
@@ -143,18 +205,10 @@ impl Comparison {
                 .min(),
             low_clock_pairs,
             set_aside_rounds: rounds.iter().filter(|r| r.set_aside).count(),
-            throttle_reasons: gpu
-                .throttle_reasons()
-                .map(|m| {
-                    crate::gpu::nvml::describe_throttle(m)
-                        .into_iter()
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            throttle_reasons,
             rounds,
             estimate,
-            elapsed_s: started.elapsed().as_secs_f64(),
+            elapsed_s,
             rotation_sets,
         }
     }
@@ -346,6 +400,7 @@ pub fn round(
         probed_mhz: Vec::new(),
         chunks: operands.chunks,
         code_padding: operands.code_padding,
+        process: 0,
     };
     let mut set = 0;
     for pair in 0..pairs {
@@ -396,6 +451,7 @@ mod tests {
             probed_mhz: probes,
             chunks: Vec::new(),
             code_padding: 0,
+            process: 0,
         }
     }
 

@@ -2,11 +2,14 @@
 //!
 //! The metric that survives a change of process is each trial's ratio to its in-run reference (cuBLAS, or the
 //! trial's baseline variant), never an absolute time. The change of a trial is the difference of the two runs'
-//! mean log ratios; its standard error combines the two runs' own (each already carries its between-round
-//! variance) with Welch-Satterthwaite degrees of freedom; the verdict uses the suite's band: regressed (slower)
-//! or improved (faster) when the 95% interval lies beyond the band, no change when the 90% interval lies inside
-//! it, inconclusive otherwise.
+//! mean log ratios. Two runs are two machine starts: on identical code a trial's ratio moves between them by more
+//! than either run's interval says (pins/run-prior.json: measured on the pin runs, heavy-tailed), so each run's
+//! variance is at least the GPU's between-run prior for the trial's kind (ours, or against cuBLAS), with the
+//! prior's degrees of freedom; where the GPU has none, the two runs' own intervals combine (Welch-Satterthwaite)
+//! and the comparison says so. The verdict uses the suite's band: regressed (slower) or improved (faster) when
+//! the 95% interval lies beyond the band, no change when the 90% interval lies inside it, inconclusive otherwise.
 
+use crate::measure::processes::{Kind, ProcessPrior};
 use crate::measure::stats::{combined_half_width, decide, Estimate, Verdict};
 use crate::report::results::RunFile;
 use crate::trial::job::{Observed, TrialRecord};
@@ -23,6 +26,12 @@ pub struct Change {
     pub change: f64,
     pub interval: (f64, f64),
     pub verdict: Verdict,
+    /// The between-run sd each run was taken to carry at least (none without a prior for the GPU).
+    pub between_runs_sd: Option<f64>,
+    /// Where the two runs timed different cuBLAS paths: the ratio measures another reference (the change is
+    /// still shown, and named).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_changed: Option<String>,
 }
 
 /// The comparison of a run with a baseline.
@@ -32,6 +41,8 @@ pub struct BaselineComparison {
     /// Trials of this run the baseline does not hold (new trials), and the other way round.
     pub only_now: Vec<String>,
     pub only_baseline: Vec<String>,
+    /// What the intervals carry between runs, in words (the prior and its source, or why there is none).
+    pub between_runs: String,
 }
 
 impl BaselineComparison {
@@ -50,11 +61,26 @@ fn estimate(r: &TrialRecord) -> Option<&Estimate> {
     }
 }
 
-/// The change of one trial between two runs.
-pub fn change(trial: &str, base: &Estimate, now: &Estimate) -> Change {
+/// The change of one trial between two runs, each run's log ratio taken to scatter between runs by at least
+/// `between_runs` (sd on df degrees of freedom) where a prior is given.
+pub fn change(
+    trial: &str,
+    base: &Estimate,
+    now: &Estimate,
+    between_runs: Option<&ProcessPrior>,
+) -> Change {
     let band = now.settings.band;
     let d = now.log_mean - base.log_mean;
-    let half = |c: f64| combined_half_width(&[base, now], c);
+    let own = |c: f64| combined_half_width(&[base, now], c);
+    // The difference of two runs' log ratios: at least twice the prior's variance, on the prior's degrees of
+    // freedom (how far a run moves is heavy-tailed whatever the run's own interval says).
+    let half = |c: f64| match between_runs {
+        Some(p) => {
+            let var = (2.0 * p.sd * p.sd).max(base.log_se.powi(2) + now.log_se.powi(2));
+            crate::measure::processes::t_quantile(c, p.df) * var.sqrt()
+        }
+        None => own(c),
+    };
     let (h, he) = (
         half(now.settings.confidence),
         half(now.settings.equivalence_confidence),
@@ -67,22 +93,120 @@ pub fn change(trial: &str, base: &Estimate, now: &Estimate) -> Change {
         change: d.exp(),
         interval: ((d - h).exp(), (d + h).exp()),
         verdict,
+        between_runs_sd: between_runs.map(|p| p.sd),
+        reference_changed: None,
+    }
+}
+
+/// The cuBLAS path a record timed (its label), if it compared against cuBLAS.
+fn cublas_path(r: &TrialRecord) -> Option<&str> {
+    r.variants
+        .iter()
+        .find(|v| v.label.starts_with("cuBLAS"))
+        .map(|v| v.label.as_str())
+}
+
+/// The between-run prior of `kind` on the GPU named `gpu` (pins/run-prior.json), or why there is none.
+pub fn run_prior_for(gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
+    let here = PathBuf::from(RUN_PRIOR_FILE);
+    let path = if here.exists() {
+        here
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(RUN_PRIOR_FILE)
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    run_prior_from(&text, gpu, kind)
+}
+
+/// The committed between-run priors, per GPU model.
+pub const RUN_PRIOR_FILE: &str = "pins/run-prior.json";
+
+fn run_prior_from(text: &str, gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("{RUN_PRIOR_FILE} does not parse: {e}"))?;
+    let g = &v["gpus"][gpu];
+    if g.is_null() {
+        return Err(format!(
+            "no between-run spread measured for the {gpu} ({RUN_PRIOR_FILE})"
+        ));
+    }
+    let k = &g["kinds"][kind.key()];
+    match (k["sd"].as_f64(), k["df"].as_f64()) {
+        (Some(sd), Some(df)) if sd > 0.0 && df > 0.0 && sd.is_finite() && df.is_finite() => {
+            Ok(ProcessPrior {
+                sd,
+                df,
+                source: format!(
+                    "{gpu} (driver {}), {} trials over the whole-suite runs {}",
+                    g["driver"].as_str().unwrap_or("?"),
+                    k["trials"].as_u64().unwrap_or(0),
+                    g["runs"]["ablations"]
+                        .as_array()
+                        .map(|r| r
+                            .iter()
+                            .filter_map(|x| x.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "))
+                        .unwrap_or_default()
+                ),
+            })
+        }
+        _ => Err(format!(
+            "the {} between-run prior for the {gpu} is not a positive sd and df",
+            kind.key()
+        )),
+    }
+}
+
+fn kind_of(r: &TrialRecord) -> Kind {
+    if r.variants.iter().any(|v| v.label.starts_with("cuBLAS")) {
+        Kind::Cublas
+    } else {
+        Kind::Ours
     }
 }
 
 /// Every comparison trial of `now` against the same trial in `baseline`.
 pub fn compare(now: &RunFile, baseline: &RunFile) -> BaselineComparison {
+    let gpu = now
+        .environment
+        .device
+        .as_ref()
+        .map(|d| d.name.clone())
+        .unwrap_or_default();
+    let priors = [Kind::Ours, Kind::Cublas].map(|k| run_prior_for(&gpu, k));
+    let between_runs = match &priors {
+        [Ok(o), Ok(c)] => format!(
+            "each run's ratio taken to move between machine starts by at least {:.2}% (ours) or {:.2}% (against cuBLAS), as measured on {}",
+            o.sd * 100.0,
+            c.sd * 100.0,
+            o.source
+        ),
+        [Err(e), _] | [_, Err(e)] => format!(
+            "{e}: the intervals hold only the two runs' own, which do not carry the spread between machine starts"
+        ),
+    };
     let mut changes = Vec::new();
     let mut only_now = Vec::new();
     for r in &now.trials {
         let Some(e) = estimate(r) else { continue };
-        match baseline
-            .trials
-            .iter()
-            .find(|b| b.name == r.name)
-            .and_then(estimate)
-        {
-            Some(b) => changes.push(change(&r.name, b, e)),
+        let prior = priors[usize::from(kind_of(r) == Kind::Cublas)]
+            .as_ref()
+            .ok();
+        let before = baseline.trials.iter().find(|b| b.name == r.name);
+        match before.and_then(|b| estimate(b).map(|e| (b, e))) {
+            Some((b_record, b)) => {
+                let mut ch = change(&r.name, b, e, prior);
+                if cublas_path(b_record) != cublas_path(r) {
+                    ch.reference_changed = Some(format!(
+                        "the reference changed: {} then, {} now",
+                        cublas_path(b_record).unwrap_or("no cuBLAS"),
+                        cublas_path(r).unwrap_or("no cuBLAS")
+                    ));
+                }
+                changes.push(ch);
+            }
             None => only_now.push(r.name.clone()),
         }
     }
@@ -96,6 +220,7 @@ pub fn compare(now: &RunFile, baseline: &RunFile) -> BaselineComparison {
         changes,
         only_now,
         only_baseline,
+        between_runs,
     }
 }
 
@@ -229,6 +354,81 @@ mod tests {
             .unwrap();
         assert_ne!(swizzle.verdict, Verdict::Slower, "{swizzle:?}");
         assert!(c.only_now.is_empty() && c.only_baseline.is_empty());
+    }
+
+    /// 755a4f5's ablations on two machine starts, the same binaries: every change called slower or faster on the
+    /// same reference is false (a trial whose cuBLAS path changed is named, not counted). With each run's
+    /// between-run spread carried, at most 2.5% of the trials (one side of the 95% interval) may be; with the
+    /// runs' own intervals alone, far more were. In sample: these runs are among those the prior was fitted to.
+    #[test]
+    fn identical_code_on_two_machine_starts_is_rarely_called_changed() {
+        let pairs = [
+            (
+                "ablations-20261201T195904Z.json",
+                "ablations-20261201T201253Z.json",
+            ),
+            (
+                "ablations-20261201T200255Z.json",
+                "ablations-20261201T201640Z.json",
+            ),
+            (
+                "ablations-20261201T200659Z.json",
+                "ablations-20261201T202058Z.json",
+            ),
+        ];
+        let (mut called, mut called_before, mut total) = (0, 0, 0);
+        for (a, b) in pairs {
+            let (base, now) = (committed(a), committed(b));
+            let c = compare(&now, &base);
+            assert!(c.between_runs.contains("at least"), "{}", c.between_runs);
+            for x in c
+                .changes
+                .iter()
+                .filter(|x| x.reference_changed.is_none())
+                .filter(|x| matches!(x.verdict, Verdict::Faster | Verdict::Slower))
+            {
+                println!("  called: {x:?}");
+                called += 1;
+            }
+            total += c
+                .changes
+                .iter()
+                .filter(|x| x.reference_changed.is_none())
+                .count();
+            for r in &now.trials {
+                let (Some(e), Some(b)) = (
+                    estimate(r),
+                    base.trials
+                        .iter()
+                        .find(|x| x.name == r.name)
+                        .and_then(estimate),
+                ) else {
+                    continue;
+                };
+                if cublas_path(r)
+                    != base
+                        .trials
+                        .iter()
+                        .find(|x| x.name == r.name)
+                        .and_then(cublas_path)
+                {
+                    continue;
+                }
+                let old = change(&r.name, b, e, None);
+                called_before +=
+                    usize::from(matches!(old.verdict, Verdict::Faster | Verdict::Slower));
+            }
+        }
+        println!("identical code: {called} of {total} changes called (runs' own intervals alone: {called_before})");
+        assert!(total > 200, "{total}");
+        assert!(
+            (called as f64) <= 0.025 * total as f64,
+            "{called} of {total}"
+        );
+        assert!(
+            called_before > 3 * called.max(1),
+            "{called_before} against {called}"
+        );
     }
 
     #[test]

@@ -33,12 +33,10 @@ impl Environment {
             nvrtc: crate::gpu::probe::nvrtc_available()
                 .then(crate::gpu::compile::nvrtc_version_string)
                 .flatten(),
-            settings: std::env::vars()
-                .filter(|(k, _)| {
-                    k.starts_with("GEMM_ABLATE_")
-                        && !k.contains("CHILD")
-                        && k != "GEMM_ABLATE_COMMIT"
-                })
+            settings: crate::settings::own_vars()
+                .into_iter()
+                .filter(|(k, _)| !k.contains("CHILD") && k != "GEMM_ABLATE_COMMIT")
+                .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
                 .collect(),
             gpus: Vec::new(),
         }

@@ -9,18 +9,52 @@ use crate::report::agreement::AgreementRow;
 use crate::trial::calibration::CalibrationRow;
 use crate::trial::job::{Observed, TrialRecord};
 
-/// An estimate in one line: ratio, interval, design, both noises, verdict.
+/// An estimate in one line: ratio, interval, design, the noises (pairs, rounds and, over worker processes, the
+/// spread between processes with its prior), verdict.
 pub fn estimate_line(e: &Estimate) -> String {
+    let design = match &e.processes {
+        None => format!(
+            "over {} rounds x {} pairs ({} look{})",
+            e.rounds,
+            e.settings.pairs_per_round,
+            e.looks,
+            if e.looks == 1 { "" } else { "s" }
+        ),
+        Some(_) => format!(
+            "over {} worker process{} x {} rounds x {} pairs (a look after each, at most {})",
+            e.looks,
+            if e.looks == 1 { "" } else { "es" },
+            e.settings.rounds_per_look,
+            e.settings.pairs_per_round,
+            e.settings.looks
+        ),
+    };
+    let between = match &e.processes {
+        None => String::new(),
+        Some(p) => format!(
+            ", between processes {:.2}% ({}; {})",
+            p.sd * 100.0,
+            match p.observed_sd {
+                Some(sd) => format!("seen {:.2}%", sd * 100.0),
+                None => "one process: the prior alone".into(),
+            },
+            match &p.prior {
+                Some(prior) => format!(
+                    "prior {:.2}% on {:.1} df from {}",
+                    prior.sd * 100.0,
+                    prior.df,
+                    prior.source
+                ),
+                None => "no prior for this GPU".into(),
+            }
+        ),
+    };
     format!(
-        "ratio {:.4} (candidate/baseline time), {:.1}% CI [{:.4}, {:.4}] over {} rounds x {} pairs ({} look{}), noise: pair {:.2}%, between rounds {:.2}% -> {} (band +-{:.1}%)",
+        "ratio {:.4} (candidate/baseline time), {:.1}% CI [{:.4}, {:.4}] {design}, noise: pair {:.2}%, between rounds {:.2}%{between} -> {} (band +-{:.1}%)",
         e.ratio,
         e.settings.look_confidence() * 100.0,
         e.ci.0,
         e.ci.1,
-        e.rounds,
-        e.settings.pairs_per_round,
-        e.looks,
-        if e.looks == 1 { "" } else { "s" },
         e.pair_sd * 100.0,
         e.between_round_sd * 100.0,
         e.verdict.word(),
@@ -373,6 +407,7 @@ pub fn progress_line(k: usize, total: usize, elapsed: std::time::Duration, name:
 pub fn print_baseline(c: &crate::report::baseline::BaselineComparison, name: &str) {
     use crate::measure::stats::Verdict;
     println!("\nAgainst the baseline {name:?} (ratio to each trial's in-run reference, this run / baseline):");
+    println!("  ({})", c.between_runs);
     for ch in c
         .changes
         .iter()
@@ -393,6 +428,9 @@ pub fn print_baseline(c: &crate::report::baseline::BaselineComparison, name: &st
                 Verdict::NoChange => "no change",
             }
         );
+        if let Some(why) = &ch.reference_changed {
+            println!("  {:<48} ({why})", "");
+        }
     }
     let count = |v| c.changes.iter().filter(|ch| ch.verdict == v).count();
     println!(

@@ -1,6 +1,6 @@
 //! Calibration on the GPU: how often the suite's own verdicts are wrong. Every repetition is a full comparison
-//! under the default rule, each in its own process (so what is fixed per process varies as it does between
-//! runs):
+//! under the default rule, over worker processes of its own (so what is fixed per process varies as it does
+//! between runs):
 //! - A/A: a variant against itself; any faster or slower is a false verdict.
 //! - A known slowdown: rung 7 against itself with a spin of a chosen number of cycles before each tile's
 //!   epilogue (`epilogue_spin_cycles`). The spin for each aim in `SLOWDOWNS` is found from a pilot measured at
@@ -13,6 +13,7 @@ use crate::measure::stats::Verdict;
 use crate::trial::expect::Expectation;
 use crate::trial::job::{Job, Observed, TrialRecord, VariantSpec};
 use crate::trial::subprocess;
+use crate::trial::workers::{self, Spread};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -139,11 +140,17 @@ fn run(name: &str, job: &Job, env: &[(&str, &str)]) -> TrialRecord {
     subprocess::run_in_child_with_env(name, job, Duration::from_secs(120), env).record
 }
 
-/// Runs `repetitions` short comparisons of `job`, each in its own process, and counts the verdicts.
+/// One comparison as a user's runs: over worker processes (trial/workers.rs).
+fn run_spread(name: &str, job: &Job, spread: Spread) -> TrialRecord {
+    workers::run(name, job, Duration::from_secs(120), &[], spread, None).record
+}
+
+/// Runs `repetitions` short comparisons of `job`, each over its own worker processes, and counts the verdicts.
 fn repeat(
     trial: &str,
     what: String,
     job: &Job,
+    spread: Spread,
     repetitions: usize,
     true_ratio: Option<(f64, f64, f64)>,
     records: &mut Vec<TrialRecord>,
@@ -169,7 +176,7 @@ fn repeat(
     let (mut widths, mut seconds, mut timing) = (Vec::new(), Vec::new(), Vec::new());
     let (mut logs, mut ses, mut intervals) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..repetitions {
-        let r = run(&format!("{trial}::rep{i}"), job, &[]);
+        let r = run_spread(&format!("{trial}::rep{i}"), job, spread);
         match (&r.observed, &r.comparison) {
             (Observed::Compared(e), Some(c)) => {
                 match e.verdict {
@@ -210,6 +217,7 @@ fn repeat(
 pub fn a_a(
     trial: &str,
     shape_name: &str,
+    spread: Spread,
     repetitions: usize,
     records: &mut Vec<TrialRecord>,
 ) -> CalibrationRow {
@@ -218,6 +226,7 @@ pub fn a_a(
         trial,
         format!("A/A cuBLAS {shape_name}"),
         &job,
+        spread,
         repetitions,
         None,
         records,
@@ -246,6 +255,7 @@ pub const SLOWDOWNS: [f64; 6] = [0.0, 0.015, 0.02, 0.025, 0.03, 0.05];
 /// effect at length, then `repetitions` short comparisons of each, every one in its own process.
 pub fn slowdowns(
     trial: &str,
+    spread: Spread,
     repetitions: usize,
     records: &mut Vec<TrialRecord>,
 ) -> Result<Vec<CalibrationRow>, String> {
@@ -285,6 +295,7 @@ pub fn slowdowns(
             trial,
             format!("spin {cycles} cycles (aim {:.1}%)", target * 100.0),
             &job,
+            spread,
             repetitions,
             Some(truth),
             records,

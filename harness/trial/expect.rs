@@ -621,6 +621,7 @@ mod tests {
             between_round_sd: 0.0,
             verdict: Verdict::NoChange,
             settings: StatsSettings::default(),
+            processes: None,
         }
     }
 

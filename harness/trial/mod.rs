@@ -10,3 +10,4 @@ pub mod profile;
 pub mod run;
 pub mod source_page;
 pub mod subprocess;
+pub mod workers;

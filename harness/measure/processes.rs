@@ -1,0 +1,376 @@
+//! Between processes (issue 37). What a process fixes for its whole life (where its operands and modules land,
+//! the state the card is in when it starts) moves a comparison's ratio by more than the rounds inside that process
+//! can see: measured on the H200 (results/h200/f66c017/agreement/), the same comparison in six processes scattered
+//! up to 15 times the standard error one process stated, and by how much differs from one comparison to the next
+//! (a heavy-tailed spread: most comparisons scatter about as their rounds say, a few memory-bound ones by 1-2%).
+//!
+//! So a comparison is spread over worker processes, each running a few rounds, and its interval is built over the
+//! processes' estimates. The between-process variance is moderated towards a prior measured per GPU and kind of
+//! comparison (empirical Bayes, Smyth 2004): with q processes whose log ratios have sample variance s^2,
+//!
+//!   tau^2 = (d0 s0^2 + (q - 1) s^2) / (d0 + q - 1), and at least the processes' mean squared standard error,
+//!   se = tau / sqrt(q), on d0 + q - 1 degrees of freedom,
+//!
+//! where (s0, d0) is the prior: a scaled inverse chi-square fitted to many comparisons' spreads
+//! (tools/process_spread.py, pins/process-prior.json). One process is judged on the prior alone, which is wide
+//! where the prior's few degrees of freedom say that comparisons differ; each further process brings the
+//! comparison's own spread in. A look follows each process, the error rates split evenly over the planned
+//! processes (Bonferroni, as over the looks inside one process), and the comparison stops at a decisive look.
+//! Without a prior for the GPU, only the processes' own spread counts (a look needs two processes).
+
+use crate::measure::stats::{decide, mean_sd, Estimate, StatsSettings, Verdict};
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+use std::path::PathBuf;
+
+/// The prior of a comparison's between-process variance: sd^2 on `df` degrees of freedom.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessPrior {
+    /// Typical sd of one process's log ratio around the comparison's mean over processes.
+    pub sd: f64,
+    /// How much to trust `sd` for a comparison not yet seen: few degrees of freedom mean that comparisons differ
+    /// widely in their spread.
+    pub df: f64,
+    /// Where it was measured (GPU, kind, runs).
+    pub source: String,
+}
+
+/// What the processes of one comparison gave, and the between-process variance its interval carries.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessLevel {
+    /// Each process's mean log ratio and the standard error it stated.
+    pub means: Vec<f64>,
+    pub ses: Vec<f64>,
+    /// Sample sd of the processes' log ratios (none for one process).
+    pub observed_sd: Option<f64>,
+    /// The sd of one process's log ratio the interval used (`tau` above).
+    pub sd: f64,
+    /// The prior it was moderated towards (none where the GPU has none).
+    pub prior: Option<ProcessPrior>,
+}
+
+/// Two-sided Student-t quantile at any positive degrees of freedom (infinite at none).
+pub fn t_quantile(confidence: f64, df: f64) -> f64 {
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) if df > 0.0 => t.inverse_cdf((1.0 + confidence.clamp(0.5, 0.999_999)) / 2.0),
+        _ => f64::INFINITY,
+    }
+}
+
+/// The estimate over the worker processes' own estimates (each from its rounds), as judged at the look the last
+/// of them ends. `settings.looks` is the most processes planned (the error split), `settings.rounds_per_look`
+/// the rounds a process runs.
+pub fn across_processes(
+    parts: &[Estimate],
+    prior: Option<&ProcessPrior>,
+    settings: StatsSettings,
+) -> Estimate {
+    let q = parts.len();
+    let means: Vec<f64> = parts.iter().map(|e| e.log_mean).collect();
+    let ses: Vec<f64> = parts.iter().map(|e| e.log_se).collect();
+    let (mean, observed) = if q == 0 { (0.0, 0.0) } else { mean_sd(&means) };
+    let (d0, s0) = prior.map_or((0.0, 0.0), |p| (p.df, p.sd));
+    let dof = d0 + q as f64 - 1.0;
+    let within = ses.iter().map(|s| s * s).sum::<f64>() / q.max(1) as f64;
+    let tau2 = ((d0 * s0 * s0 + (q as f64 - 1.0) * observed * observed) / dof).max(within);
+    let finite = q > 0 && dof > 0.0 && tau2.is_finite() && mean.is_finite();
+    let se = if finite {
+        (tau2 / q as f64).sqrt()
+    } else {
+        f64::INFINITY
+    };
+    let half = |c: f64| {
+        if se == 0.0 {
+            0.0
+        } else {
+            t_quantile(c, dof) * se
+        }
+    };
+    let (h, he) = (
+        half(settings.look_confidence()),
+        half(settings.look_equivalence_confidence()),
+    );
+    let verdict = if finite {
+        decide(mean, h, he, settings.band)
+    } else {
+        Verdict::Inconclusive
+    };
+    // The noise inside the processes, pooled (each process ran the same number of rounds).
+    let pooled = |f: fn(&Estimate) -> f64| {
+        let v: Vec<f64> = parts.iter().map(f).filter(|x| x.is_finite()).collect();
+        (v.iter().map(|x| x * x).sum::<f64>() / v.len().max(1) as f64).sqrt()
+    };
+    Estimate {
+        rounds: parts.iter().map(|e| e.rounds).sum(),
+        pairs: parts.iter().map(|e| e.pairs).sum(),
+        looks: q,
+        ratio: mean.exp(),
+        log_mean: mean,
+        log_se: se,
+        df: dof.max(0.0),
+        ci: ((mean - h).exp(), (mean + h).exp()),
+        ci_equivalence: ((mean - he).exp(), (mean + he).exp()),
+        pair_sd: pooled(|e| e.pair_sd),
+        round_sd: pooled(|e| e.round_sd),
+        between_round_sd: pooled(|e| e.between_round_sd),
+        verdict,
+        settings,
+        processes: Some(Box::new(ProcessLevel {
+            means,
+            ses,
+            observed_sd: (q >= 2).then_some(observed),
+            sd: if finite { tau2.sqrt() } else { f64::INFINITY },
+            prior: prior.cloned(),
+        })),
+    }
+}
+
+/// The rule over processes: after each worker process, `after_process` gets every process's estimate so far and
+/// says whether the comparison ends (a decisive look, precise enough where a precision is asked, or the last
+/// planned process).
+pub struct ProcessRule {
+    pub settings: StatsSettings,
+    pub prior: Option<ProcessPrior>,
+    /// A decisive look ends the comparison only once the interval's half-width (log scale) is at most this.
+    pub precision: Option<f64>,
+}
+
+impl ProcessRule {
+    /// The estimate that ends the comparison, or None to run another process.
+    pub fn after_process(&self, parts: &[Estimate]) -> Option<Estimate> {
+        let e = across_processes(parts, self.prior.as_ref(), self.settings);
+        let precise = self
+            .precision
+            .is_none_or(|p| (e.ci.1 / e.ci.0).ln() / 2.0 <= p);
+        ((e.verdict.is_decisive() && precise) || parts.len() >= self.settings.looks).then_some(e)
+    }
+}
+
+/// The kind of comparison a prior is measured for: between two of the suite's (or a user's) kernels, or against
+/// cuBLAS, whose own between-process spread (its path, its workspace) adds to the kernel's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Ours,
+    Cublas,
+}
+
+impl Kind {
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Ours => "ours",
+            Kind::Cublas => "cublas",
+        }
+    }
+}
+
+/// The committed priors, per GPU model.
+pub const PRIOR_FILE: &str = "pins/process-prior.json";
+
+#[derive(Debug, Deserialize)]
+struct PriorFile {
+    gpus: std::collections::BTreeMap<String, GpuPriors>,
+}
+
+#[derive(Debug, Deserialize)]
+struct GpuPriors {
+    driver: String,
+    commit: String,
+    rounds_per_process: usize,
+    runs: Vec<String>,
+    kinds: std::collections::BTreeMap<String, KindPrior>,
+}
+
+#[derive(Debug, Deserialize)]
+struct KindPrior {
+    sd: f64,
+    df: f64,
+    trials: usize,
+    processes: usize,
+}
+
+/// The prior of `kind` on the GPU named `gpu` from the committed file's text, or why there is none.
+pub fn prior_from(text: &str, gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
+    let file: PriorFile =
+        serde_json::from_str(text).map_err(|e| format!("{PRIOR_FILE} does not parse: {e}"))?;
+    let g = file.gpus.get(gpu).ok_or_else(|| {
+        format!(
+            "no between-process prior measured for the {gpu} (only for {})",
+            file.gpus.keys().cloned().collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    let k = g
+        .kinds
+        .get(kind.key())
+        .ok_or_else(|| format!("no {} prior for the {gpu}", kind.key()))?;
+    if !(k.sd.is_finite() && k.sd > 0.0 && k.df.is_finite() && k.df > 0.0) {
+        return Err(format!(
+            "the {} prior for the {gpu} is not a positive sd and df",
+            kind.key()
+        ));
+    }
+    let short = &g.commit[..g.commit.len().min(7)];
+    Ok(ProcessPrior {
+        sd: k.sd,
+        df: k.df,
+        source: format!(
+            "{gpu} (driver {}), {} comparisons, {} of our kernels' or cuBLAS's processes of {} rounds, at {short} ({})",
+            g.driver,
+            k.trials,
+            k.processes,
+            g.rounds_per_process,
+            g.runs.first().map_or("", |r| r.rsplit_once('/').map_or(r.as_str(), |(d, _)| d))
+        ),
+    })
+}
+
+/// The committed prior for this GPU and kind, read from `pins/process-prior.json` (beside the working directory,
+/// else beside the sources), or why there is none.
+pub fn prior_for(gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
+    let here = PathBuf::from(PRIOR_FILE);
+    let path = if here.exists() {
+        here
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(PRIOR_FILE)
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    prior_from(&text, gpu, kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::oc::Rng;
+    use crate::measure::stats::estimate;
+
+    fn settings() -> StatsSettings {
+        StatsSettings {
+            rounds_per_look: 3,
+            looks: 3,
+            ..StatsSettings::default()
+        }
+    }
+
+    /// One worker process: `rounds` rounds of 6 pairs around ln(ratio) + offset, pair noise `sd`.
+    fn process(ratio: f64, offset: f64, sd: f64, rounds: usize, rng: &mut Rng) -> Estimate {
+        let data: Vec<Vec<f64>> = (0..rounds)
+            .map(|_| {
+                (0..6)
+                    .map(|_| ratio.ln() + offset + rng.normal() * sd)
+                    .collect()
+            })
+            .collect();
+        estimate(
+            &data,
+            StatsSettings {
+                rounds_per_look: rounds,
+                looks: 1,
+                ..StatsSettings::default()
+            },
+        )
+    }
+
+    fn h200_ours() -> ProcessPrior {
+        prior_for("NVIDIA H200", Kind::Ours).unwrap()
+    }
+
+    #[test]
+    fn the_committed_priors_read_for_the_h200_and_name_their_runs() {
+        for kind in [Kind::Ours, Kind::Cublas] {
+            let p = prior_for("NVIDIA H200", kind).unwrap();
+            assert!(p.sd > 0.0005 && p.sd < 0.02, "{p:?}");
+            assert!(p.df > 0.5 && p.df < 50.0, "{p:?}");
+            assert!(p.source.contains("f66c017"), "{}", p.source);
+        }
+        let e = prior_for("NVIDIA GeForce RTX 4090", Kind::Ours).unwrap_err();
+        assert!(e.contains("no between-process prior"), "{e}");
+    }
+
+    #[test]
+    fn one_process_is_judged_on_the_prior_alone() {
+        let mut rng = Rng::new(1);
+        let p = h200_ours();
+        let one = process(1.0, 0.0, 0.004, 3, &mut rng);
+        let e = across_processes(std::slice::from_ref(&one), Some(&p), settings());
+        let level = e.processes.as_ref().unwrap();
+        assert_eq!(level.observed_sd, None);
+        assert!((level.sd - p.sd.max(one.log_se)).abs() < 1e-12);
+        assert!((e.df - p.df).abs() < 1e-12);
+        // Far wider than the process's own interval: one process cannot show its own spread.
+        assert!(e.ci.1 / e.ci.0 > 3.0 * (one.ci.1 / one.ci.0 - 1.0) + 1.0);
+        // A large effect is still decided by one process.
+        let big = process(0.5, 0.0, 0.004, 3, &mut rng);
+        assert_eq!(
+            across_processes(&[big], Some(&p), settings()).verdict,
+            Verdict::Faster
+        );
+    }
+
+    #[test]
+    fn processes_that_disagree_widen_the_interval_beyond_what_each_states() {
+        let mut rng = Rng::new(2);
+        let p = h200_ours();
+        let agree: Vec<Estimate> = (0..3)
+            .map(|_| process(1.03, 0.0, 0.003, 3, &mut rng))
+            .collect();
+        let apart: Vec<Estimate> = [-0.02, 0.0, 0.02]
+            .iter()
+            .map(|&o| process(1.03, o, 0.003, 3, &mut rng))
+            .collect();
+        let a = across_processes(&agree, Some(&p), settings());
+        let b = across_processes(&apart, Some(&p), settings());
+        assert_eq!(a.verdict, Verdict::Slower, "{a:?}");
+        assert_ne!(b.verdict, Verdict::Slower, "{b:?}");
+        assert!(b.processes.unwrap().sd > 0.01);
+        // Without a prior a single process says nothing, two say something.
+        let one = across_processes(&agree[..1], None, settings());
+        assert_eq!(one.verdict, Verdict::Inconclusive);
+        assert!(one.ci.1.is_infinite());
+        assert!(across_processes(&agree[..2], None, settings())
+            .ci
+            .1
+            .is_finite());
+    }
+
+    #[test]
+    fn the_rule_stops_at_a_decisive_look_or_the_last_process() {
+        let mut rng = Rng::new(3);
+        let rule = ProcessRule {
+            settings: settings(),
+            prior: Some(h200_ours()),
+            precision: None,
+        };
+        let big = [process(0.5, 0.0, 0.004, 3, &mut rng)];
+        assert_eq!(rule.after_process(&big).unwrap().looks, 1);
+        let near: Vec<Estimate> = (0..3)
+            .map(|_| process(1.0, 0.0, 0.004, 3, &mut rng))
+            .collect();
+        assert!(rule.after_process(&near[..1]).is_none());
+        let last = rule.after_process(&near).unwrap();
+        assert_eq!((last.looks, last.rounds), (3, 9));
+        // A precision keeps a decisive but wide comparison going.
+        let precise = ProcessRule {
+            precision: Some(0.001),
+            ..rule
+        };
+        assert!(precise.after_process(&big).is_none());
+    }
+
+    #[test]
+    fn a_prior_file_without_the_gpu_or_with_a_bad_value_is_named() {
+        let text = r#"{"gpus": {"NVIDIA H200": {"driver": "580", "commit": "abcdef0123", "rounds_per_process": 3,
+            "runs": ["results/h200/x/agreement/a.tgz"], "kinds": {"ours": {"sd": 0.002, "df": 1.1, "trials": 27,
+            "processes": 176}, "cublas": {"sd": -1, "df": 2, "trials": 1, "processes": 6}}}}}"#;
+        let p = prior_from(text, "NVIDIA H200", Kind::Ours).unwrap();
+        assert!(p.source.contains("abcdef0") && p.source.contains("results/h200/x/agreement"));
+        assert!(prior_from(text, "NVIDIA H200", Kind::Cublas)
+            .unwrap_err()
+            .contains("not a positive"));
+        assert!(prior_from(text, "NVIDIA H100", Kind::Ours)
+            .unwrap_err()
+            .contains("NVIDIA H200"));
+        assert!(prior_from("{", "NVIDIA H200", Kind::Ours)
+            .unwrap_err()
+            .contains("does not parse"));
+    }
+}

@@ -1,0 +1,211 @@
+//! A comparison spread over worker processes (measure/processes.rs says why): each worker is a child process of
+//! its own (subprocess.rs) that checks both variants and times them for a fixed number of rounds; after each, the
+//! rule over processes looks at every worker's estimate so far and ends the comparison or starts another worker.
+//! The record that comes back holds every worker's rounds, each marked with its process, and the process-level
+//! estimate. Any other job, and a worker that finds something wrong (a wrong answer, a hang, an error), end at once
+//! with that worker's record: nothing wrong is ever timed on.
+
+use crate::measure::processes::{prior_for, Kind, ProcessRule};
+use crate::measure::stats::StatsSettings;
+use crate::measure::timing::Comparison;
+use crate::trial::job::{Job, Observed, VariantSpec};
+use crate::trial::subprocess::{self, ChildOutcome};
+use std::time::{Duration, Instant};
+
+/// How a comparison is spread: at most `processes` workers of `rounds_per_process` rounds each.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    pub processes: usize,
+    pub rounds_per_process: usize,
+    pub stats: StatsSettings,
+}
+
+impl Spread {
+    pub fn from_settings(s: &crate::settings::Settings) -> Spread {
+        Spread {
+            processes: s.processes,
+            rounds_per_process: s.rounds_per_process,
+            stats: s.stats,
+        }
+    }
+
+    /// The statistics settings of the process-level estimate: a look after each worker.
+    pub fn process_settings(&self) -> StatsSettings {
+        StatsSettings {
+            rounds_per_look: self.rounds_per_process,
+            looks: self.processes,
+            ..self.stats
+        }
+    }
+}
+
+/// The kind of comparison a job is, for the prior it takes.
+pub fn kind_of(job: &Job) -> Kind {
+    match job {
+        Job::Compare {
+            baseline,
+            candidate,
+            ..
+        } if matches!(baseline, VariantSpec::Cublas)
+            || matches!(candidate, VariantSpec::Cublas) =>
+        {
+            Kind::Cublas
+        }
+        _ => Kind::Ours,
+    }
+}
+
+/// A pinned ratio is checked to within its tolerance: a comparison samples until its interval's half-width (log
+/// scale) is comfortably under the window's.
+pub fn precision_for(expectation: &crate::trial::expect::Expectation) -> Option<f64> {
+    match expectation.expect {
+        crate::trial::expect::Expect::RatioNear { tolerance, .. }
+        | crate::trial::expect::Expect::EffectNear { tolerance, .. } => {
+            Some(0.8 * tolerance.ln_1p())
+        }
+        _ => None,
+    }
+}
+
+/// Runs `job`: a comparison over worker processes, anything else in one child. `env` goes to every child;
+/// `precision` (a log half-width) keeps a decisive comparison going until its interval is that narrow.
+pub fn run(
+    name: &str,
+    job: &Job,
+    deadline: Duration,
+    env: &[(&str, &str)],
+    spread: Spread,
+    precision: Option<f64>,
+) -> ChildOutcome {
+    if !matches!(job, Job::Compare { .. }) {
+        return subprocess::run_in_child_with_env(name, job, deadline, env);
+    }
+    let rounds = spread.rounds_per_process.to_string();
+    let mut worker_env: Vec<(&str, &str)> = env
+        .iter()
+        .copied()
+        .filter(|(k, _)| !matches!(*k, "GEMM_ABLATE_PRECISION" | "GEMM_ABLATE_LOOKS"))
+        .collect();
+    worker_env.extend([
+        ("GEMM_ABLATE_LOOKS", "1"),
+        ("GEMM_ABLATE_ROUNDS_PER_LOOK", rounds.as_str()),
+    ]);
+    let started = Instant::now();
+    let mut rule = ProcessRule {
+        settings: spread.process_settings(),
+        prior: None,
+        precision,
+    };
+    let mut parts = Vec::new();
+    let mut records = Vec::new();
+    let mut output = String::new();
+    let mut flags: Vec<String> = Vec::new();
+    loop {
+        let left = deadline.saturating_sub(started.elapsed());
+        let worker = records.len() + 1;
+        let ChildOutcome {
+            record,
+            output: said,
+        } = subprocess::run_in_child_with_env(name, job, left, &worker_env);
+        output.push_str(&said);
+        output.push_str(&format!(
+            "-- worker process {worker} of at most {}\n",
+            spread.processes
+        ));
+        let estimate = match (&record.observed, &record.comparison) {
+            (Observed::Compared(e), Some(_)) => e.clone(),
+            _ => {
+                // Nothing more is timed once a worker found something wrong; the record says which worker.
+                let mut record = record;
+                record.flags.push(format!(
+                    "ended in worker process {worker} of at most {}",
+                    spread.processes
+                ));
+                return ChildOutcome { record, output };
+            }
+        };
+        if records.is_empty() {
+            let gpu = record
+                .gpu
+                .as_ref()
+                .map(|g| g.name.clone())
+                .unwrap_or_default();
+            match prior_for(&gpu, kind_of(job)) {
+                Ok(p) => rule.prior = Some(p),
+                Err(why) => flags.push(format!(
+                    "{why}: the interval rests on the worker processes' own spread alone"
+                )),
+            }
+        }
+        for f in &record.flags {
+            if !flags.contains(f) {
+                flags.push(f.clone());
+            }
+        }
+        parts.push(estimate);
+        records.push(record);
+        if let Some(e) = rule.after_process(&parts) {
+            return ChildOutcome {
+                record: merged(records, e, flags, started),
+                output,
+            };
+        }
+    }
+}
+
+/// The workers' records as one: the first's checks and variants, every worker's rounds, the process-level
+/// estimate.
+fn merged(
+    records: Vec<crate::trial::job::TrialRecord>,
+    estimate: crate::measure::stats::Estimate,
+    flags: Vec<String>,
+    started: Instant,
+) -> crate::trial::job::TrialRecord {
+    let mut records = records.into_iter();
+    let mut first = records.next().expect("a worker's record");
+    let mut comparisons: Vec<Comparison> = first.comparison.take().into_iter().collect();
+    comparisons.extend(records.filter_map(|r| r.comparison));
+    first.comparison = Comparison::across_processes(comparisons, estimate.clone());
+    first.observed = Observed::Compared(estimate);
+    first.flags = flags;
+    first.duration_s = started.elapsed().as_secs_f64();
+    first
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::problem::{shape, DType};
+
+    fn compare(baseline: VariantSpec, candidate: VariantSpec) -> Job {
+        Job::Compare {
+            baseline,
+            candidate,
+            shape: shape("square4096"),
+            dtype: DType::F16,
+        }
+    }
+
+    #[test]
+    fn a_comparison_with_cublas_on_either_side_takes_the_cublas_prior() {
+        let rung = crate::kernel::ladder::Rung::TwoConsumers;
+        let ours = || VariantSpec::gemm(rung.name(), rung.config());
+        assert_eq!(kind_of(&compare(VariantSpec::Cublas, ours())), Kind::Cublas);
+        assert_eq!(kind_of(&compare(ours(), VariantSpec::Cublas)), Kind::Cublas);
+        assert_eq!(kind_of(&compare(ours(), ours())), Kind::Ours);
+    }
+
+    #[test]
+    fn the_process_level_settings_look_after_each_worker() {
+        let s = Spread {
+            processes: 3,
+            rounds_per_process: 4,
+            stats: StatsSettings::default(),
+        };
+        let p = s.process_settings();
+        assert_eq!((p.looks, p.rounds_per_look), (3, 4));
+        assert_eq!(p.band, StatsSettings::default().band);
+        let d = Spread::from_settings(&crate::settings::Settings::default());
+        assert_eq!((d.processes, d.rounds_per_process), (3, 4));
+    }
+}
