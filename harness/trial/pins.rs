@@ -224,14 +224,46 @@ pub fn cannot_fail(expect: &Expect) -> Option<String> {
     }
 }
 
-/// A CPU trial over a suite's expectations, with the pins in place: every one of them can fail.
+/// The smallest change of a ratio expectation's true ratio that fails it nine times in ten, as a fraction: a
+/// run's estimate scatters about the truth by `sd` (log scale) and must land inside the window, so a move of the
+/// window's half-width plus 1.28 sd leaves it nine times in ten. None for an expectation that is not a window.
+pub fn caught_with_90_percent_power(expect: &Expect, sd: f64) -> Option<f64> {
+    match expect {
+        Expect::RatioNear { tolerance, .. } | Expect::EffectNear { tolerance, .. } => {
+            Some((tolerance.ln_1p() + 1.2816 * sd).exp() - 1.0)
+        }
+        _ => None,
+    }
+}
+
+/// A CPU trial over a suite's expectations, with the pins in place: every one of them can fail, and it prints the
+/// smallest change each window catches nine times in ten at its measured between-run spread (the pin's own, else
+/// its kind's).
 pub fn can_fail_trial(suite: &str, gpu: &[GpuTrial]) -> libtest_mimic::Trial {
     let file = pin_file().as_ref().map_err(String::as_str);
+    let mut caught: Vec<(String, f64)> = Vec::new();
     let problems: Vec<String> = gpu
         .iter()
         .filter_map(|t| {
             let mut e = t.expectation.clone();
             apply_to(file, &t.name, &mut e);
+            if let Ok(f) = file {
+                let kind = if crate::trial::workers::kind_of(&t.job)
+                    == crate::measure::processes::Kind::Cublas
+                {
+                    "cublas"
+                } else {
+                    "ours"
+                };
+                let sd = f
+                    .get(&t.name)
+                    .and_then(|p| p.spread.as_ref())
+                    .or_else(|| f.spreads.get(kind))
+                    .map_or(0.0, |s| s.sd);
+                if let Some(c) = caught_with_90_percent_power(&e.expect, sd) {
+                    caught.push((t.name.clone(), c));
+                }
+            }
             cannot_fail(&e.expect).map(|why| format!("{}: {why}", t.name))
         })
         .collect();
@@ -239,16 +271,30 @@ pub fn can_fail_trial(suite: &str, gpu: &[GpuTrial]) -> libtest_mimic::Trial {
     libtest_mimic::Trial::test(
         format!("pins::{suite}::every_expectation_can_fail"),
         move || {
-            if problems.is_empty() {
-                Ok(())
-            } else {
-                Err(format!(
+            if !problems.is_empty() {
+                return Err(format!(
                     "{} of {n} expectations cannot fail:\n{}",
                     problems.len(),
                     problems.join("\n")
                 )
-                .into())
+                .into());
             }
+            let mut sizes: Vec<f64> = caught.iter().map(|(_, c)| *c).collect();
+            if let Some((name, c)) = caught.iter().find(|(_, c)| !c.is_finite()) {
+                return Err(format!("{name}: no finite change fails its window ({c})").into());
+            }
+            sizes.sort_by(f64::total_cmp);
+            if !sizes.is_empty() {
+                let q = |p: f64| sizes[((sizes.len() - 1) as f64 * p).round() as usize] * 100.0;
+                println!(
+                    "  {n} expectations can fail; {} ratio windows catch a change of {:.1}% (median), {:.1}% (90th percentile), {:.1}% (largest) nine times in ten",
+                    sizes.len(),
+                    q(0.5),
+                    q(0.9),
+                    q(1.0)
+                );
+            }
+            Ok(())
         },
     )
 }
@@ -293,6 +339,21 @@ mod tests {
             }],
             ..PinFile::default()
         }
+    }
+
+    #[test]
+    fn a_window_catches_its_half_width_plus_1_28_spreads_nine_times_in_ten() {
+        let w = Expect::RatioNear {
+            ratio: 1.0,
+            tolerance: 0.02,
+        };
+        let c = caught_with_90_percent_power(&w, 0.005).unwrap();
+        assert!((c - ((0.02f64).ln_1p() + 1.2816 * 0.005).exp() + 1.0).abs() < 1e-12);
+        assert!(c > 0.02 && c < 0.03, "{c}");
+        assert_eq!(
+            caught_with_90_percent_power(&Expect::Verdict(Verdict::NoChange), 0.005),
+            None
+        );
     }
 
     #[test]
