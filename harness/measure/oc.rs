@@ -93,6 +93,42 @@ impl Rates {
     }
 }
 
+impl Scenario {
+    /// One pair's log ratio in a round whose offset is `offset`.
+    fn pair(&self, rng: &mut Rng, offset: f64) -> f64 {
+        let scale = if rng.uniform() < self.tail_fraction {
+            self.tail_scale
+        } else {
+            1.0
+        };
+        self.true_ratio.ln() + offset + rng.normal() * self.pair_sd * scale
+    }
+}
+
+/// Verdict counts (faster, slower, no change, inconclusive) as rates.
+fn rates_of(scenario: Scenario, counts: [usize; 4], rounds_total: usize) -> Rates {
+    let comparisons: usize = counts.iter().sum();
+    let f = |c: usize| c as f64 / comparisons.max(1) as f64;
+    Rates {
+        scenario,
+        comparisons,
+        faster: f(counts[0]),
+        slower: f(counts[1]),
+        no_change: f(counts[2]),
+        inconclusive: f(counts[3]),
+        mean_rounds: rounds_total as f64 / comparisons.max(1) as f64,
+    }
+}
+
+fn count(counts: &mut [usize; 4], v: Verdict) {
+    counts[match v {
+        Verdict::Faster => 0,
+        Verdict::Slower => 1,
+        Verdict::NoChange => 2,
+        Verdict::Inconclusive => 3,
+    }] += 1;
+}
+
 /// Runs the rule on `comparisons` simulated comparisons of `scenario`.
 pub fn simulate(
     settings: StatsSettings,
@@ -107,35 +143,14 @@ pub fn simulate(
         let (rounds, e) = sequential::<()>(settings, |_| {
             let offset = rng.normal() * scenario.between_sd;
             Ok((0..settings.pairs_per_round)
-                .map(|_| {
-                    let scale = if rng.uniform() < scenario.tail_fraction {
-                        scenario.tail_scale
-                    } else {
-                        1.0
-                    };
-                    scenario.true_ratio.ln() + offset + rng.normal() * scenario.pair_sd * scale
-                })
+                .map(|_| scenario.pair(&mut rng, offset))
                 .collect())
         })
         .expect("the simulation cannot fail");
         rounds_total += rounds.len();
-        counts[match e.verdict {
-            Verdict::Faster => 0,
-            Verdict::Slower => 1,
-            Verdict::NoChange => 2,
-            Verdict::Inconclusive => 3,
-        }] += 1;
+        count(&mut counts, e.verdict);
     }
-    let f = |c: usize| c as f64 / comparisons as f64;
-    Rates {
-        scenario,
-        comparisons,
-        faster: f(counts[0]),
-        slower: f(counts[1]),
-        no_change: f(counts[2]),
-        inconclusive: f(counts[3]),
-        mean_rounds: rounds_total as f64 / comparisons as f64,
-    }
+    rates_of(scenario, counts, rounds_total)
 }
 
 /// A comparison spread over worker processes (processes.rs): each process adds an offset of sd `process_sd` to
@@ -184,14 +199,7 @@ pub fn simulate_processes(
                 .map(|_| {
                     let offset = process + rng.normal() * s.between_sd;
                     (0..settings.pairs_per_round)
-                        .map(|_| {
-                            let scale = if rng.uniform() < s.tail_fraction {
-                                s.tail_scale
-                            } else {
-                                1.0
-                            };
-                            s.true_ratio.ln() + offset + rng.normal() * s.pair_sd * scale
-                        })
+                        .map(|_| s.pair(&mut rng, offset))
                         .collect()
                 })
                 .collect();
@@ -203,24 +211,11 @@ pub fn simulate_processes(
         processes += parts.len();
         rounds_total += e.rounds;
         covered += usize::from(e.ci.0 <= s.true_ratio && s.true_ratio <= e.ci.1);
-        counts[match e.verdict {
-            Verdict::Faster => 0,
-            Verdict::Slower => 1,
-            Verdict::NoChange => 2,
-            Verdict::Inconclusive => 3,
-        }] += 1;
+        count(&mut counts, e.verdict);
     }
     let f = |c: usize| c as f64 / comparisons as f64;
     ProcessRates {
-        rates: Rates {
-            scenario: s,
-            comparisons,
-            faster: f(counts[0]),
-            slower: f(counts[1]),
-            no_change: f(counts[2]),
-            inconclusive: f(counts[3]),
-            mean_rounds: rounds_total as f64 / comparisons as f64,
-        },
+        rates: rates_of(s, counts, rounds_total),
         coverage: f(covered),
         mean_processes: processes as f64 / comparisons as f64,
     }

@@ -223,18 +223,20 @@ pub fn prior_from(text: &str, gpu: &str, kind: Kind) -> Result<ProcessPrior, Str
     })
 }
 
-/// The committed prior for this GPU and kind, read from `pins/process-prior.json` (beside the working directory,
-/// else beside the sources), or why there is none.
-pub fn prior_for(gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
-    let here = PathBuf::from(PRIOR_FILE);
+/// The text of a committed data file (`pins/...`): beside the working directory, else beside the sources.
+pub fn read_committed(relative: &str) -> Result<String, String> {
+    let here = PathBuf::from(relative);
     let path = if here.exists() {
         here
     } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(PRIOR_FILE)
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    prior_from(&text, gpu, kind)
+    std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// The committed prior for this GPU and kind (`pins/process-prior.json`), or why there is none.
+pub fn prior_for(gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
+    prior_from(&read_committed(PRIOR_FILE)?, gpu, kind)
 }
 
 #[cfg(test)]

@@ -108,15 +108,11 @@ fn cublas_path(r: &TrialRecord) -> Option<&str> {
 
 /// The between-run prior of `kind` on the GPU named `gpu` (pins/run-prior.json), or why there is none.
 pub fn run_prior_for(gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
-    let here = PathBuf::from(RUN_PRIOR_FILE);
-    let path = if here.exists() {
-        here
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(RUN_PRIOR_FILE)
-    };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    run_prior_from(&text, gpu, kind)
+    run_prior_from(
+        &crate::measure::processes::read_committed(RUN_PRIOR_FILE)?,
+        gpu,
+        kind,
+    )
 }
 
 /// The committed between-run priors, per GPU model.
