@@ -8,8 +8,8 @@
 set -euo pipefail
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp .gpu/ablations .gpu/microbench .gpu/gemm-ablate "$tmp/"
+cp .gpu/ablations .gpu/microbench .gpu/gemm-ablate .gpu/calibration "$tmp/"
 strip "$tmp"/*
 rm -f .gpu/bin.tgz
-tar cJf .gpu/bin.txz -C "$tmp" ablations microbench gemm-ablate
+tar cJf .gpu/bin.txz -C "$tmp" ablations microbench gemm-ablate calibration
 ls -la .gpu/bin.txz
