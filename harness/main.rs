@@ -30,11 +30,16 @@ fn usage() -> ExitCode {
 }
 
 fn rung_arg(s: Option<&String>) -> Option<Rung> {
-    let r = s.and_then(|s| Rung::parse(s));
+    let Some(s) = s else {
+        eprintln!(
+            "a rung is missing: give a number (4), a word (swizzle) or a name (rung4_swizzle)"
+        );
+        return None;
+    };
+    let r = Rung::parse(s);
     if r.is_none() {
         eprintln!(
-            "unknown rung {:?}: give a number (4), a word (swizzle) or a name (rung4_swizzle)",
-            s.map(|s| s.as_str()).unwrap_or("")
+            "unknown rung {s:?}: give a number (4), a word (swizzle) or a name (rung4_swizzle)"
         );
     }
     r
@@ -308,6 +313,11 @@ fn baseline(args: &[String]) -> ExitCode {
     };
     // A sharded run (GEMM_ABLATE_SHARD) is its shard files, comma-separated, read as one run.
     let read = |list: &str| {
+        if list.split(',').any(|f| f.trim().is_empty()) {
+            return Err(format!(
+                "{list:?}: an empty file name in the list (a trailing or doubled comma?)"
+            ));
+        }
         let files: Vec<std::path::PathBuf> =
             list.split(',').map(std::path::PathBuf::from).collect();
         harness::report::shards::read_one_run(&files)
@@ -319,7 +329,21 @@ fn baseline(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if now.suite != base.suite {
+        eprintln!(
+            "{} is a run of {} and {} of {}: a baseline compares runs of one suite",
+            files[0], now.suite, files[1], base.suite
+        );
+        return ExitCode::from(2);
+    }
     let cmp = harness::report::baseline::compare(&now, &base);
+    if cmp.changes.is_empty() {
+        eprintln!(
+            "{} and {} share no comparison trial: nothing to compare",
+            files[0], files[1]
+        );
+        return ExitCode::from(2);
+    }
     harness::report::text::print_baseline(&cmp, &files[1].to_string());
     if fail && !cmp.slower().is_empty() {
         ExitCode::FAILURE
@@ -691,10 +715,19 @@ fn sustain(args: &[String]) -> ExitCode {
 /// Compiles each variant (its switches checked first) and prints what ptxas reports: a spec that does not build,
 /// or spills, is found here rather than on a lent GPU. Fails if any does not compile or spills.
 fn build(args: &[String]) -> ExitCode {
-    let dtype = args
-        .iter()
-        .find_map(|a| DType::parse(a))
-        .unwrap_or(DType::F16);
+    let dtypes: Vec<DType> = args.iter().filter_map(|a| DType::parse(a)).collect();
+    if dtypes.len() > 1 {
+        eprintln!(
+            "build takes one dtype, got {}: run it once per dtype",
+            dtypes
+                .iter()
+                .map(|d| d.name())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        );
+        return ExitCode::from(2);
+    }
+    let dtype = dtypes.first().copied().unwrap_or(DType::F16);
     let mut ok = true;
     for spec in args.iter().filter(|a| DType::parse(a).is_none()) {
         let program = match VariantSpec::outside_ladder(spec) {

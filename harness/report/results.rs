@@ -96,8 +96,52 @@ impl RunFile {
         Ok(path)
     }
 
+    /// Reads a results file and checks that what it says can be true (`validate`).
     pub fn read(path: &std::path::Path) -> crate::error::Result<RunFile> {
-        Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+        let run: RunFile = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+        run.validate().map_err(crate::error::Error::Other)?;
+        Ok(run)
+    }
+
+    /// A file that parses can still say what cannot be: a suite with no name, a ratio that is not a positive
+    /// number, an interval that does not hold its own estimate or runs backwards, one trial of a test suite twice
+    /// (outside a run that repeated its trials, `GEMM_ABLATE_REPEAT`; calibration repeats by design). Each is named
+    /// with its trial.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.suite.trim().is_empty() {
+            return Err("the run names no suite".into());
+        }
+        let repeated = !matches!(self.suite.as_str(), "ablations" | "microbench")
+            || self
+                .environment
+                .settings
+                .iter()
+                .any(|(k, v)| k == "GEMM_ABLATE_REPEAT" && v.trim() != "1");
+        let mut seen = std::collections::HashSet::new();
+        for t in &self.trials {
+            if !repeated && !seen.insert(t.name.as_str()) {
+                return Err(format!(
+                    "trial {} appears twice in a run that did not repeat its trials",
+                    t.name
+                ));
+            }
+            if let crate::trial::job::Observed::Compared(e) = &t.observed {
+                let (lo, hi) = e.ci;
+                let sane = e.ratio.is_finite()
+                    && e.ratio > 0.0
+                    && lo >= 0.0
+                    && lo <= hi
+                    && (lo <= e.ratio * (1.0 + 1e-9) && e.ratio <= hi * (1.0 + 1e-9));
+                if !sane {
+                    return Err(format!(
+                        "trial {}: ratio {} with interval [{lo}, {hi}] cannot be (a ratio is a positive number \
+                         inside its own interval)",
+                        t.name, e.ratio
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -218,6 +262,67 @@ mod tests {
         }
         assert!(files.len() >= 10, "{} committed runs", files.len());
         let _ = current;
+    }
+
+    /// Files that parse but say what cannot be are refused on load, naming the trial.
+    #[test]
+    fn impossible_results_are_refused_on_load() {
+        let good = std::fs::read_to_string(super::committed_path(
+            "9a8c135/ablations-20261130T123530Z.json",
+        ))
+        .unwrap();
+        let dir = std::env::temp_dir().join(format!("gemm-ablate-validate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let first_compared = |v: &mut serde_json::Value| -> usize {
+            v["trials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .position(|t| t["observed"].get("Compared").is_some())
+                .unwrap()
+        };
+        type Break<'a> = Box<dyn Fn(&mut serde_json::Value) + 'a>;
+        let cases: Vec<(&str, Break)> = vec![
+            (
+                "ratio 0",
+                Box::new(|v| {
+                    let i = first_compared(v);
+                    v["trials"][i]["observed"]["Compared"]["ratio"] = 0.0.into();
+                }),
+            ),
+            (
+                "interval",
+                Box::new(|v| {
+                    let i = first_compared(v);
+                    v["trials"][i]["observed"]["Compared"]["ci"] = serde_json::json!([1.2, 0.8]);
+                }),
+            ),
+            (
+                "appears twice",
+                Box::new(|v| {
+                    let t = v["trials"][0].clone();
+                    v["trials"].as_array_mut().unwrap().push(t);
+                }),
+            ),
+            ("no suite", Box::new(|v| v["suite"] = "".into())),
+        ];
+        for (what, break_it) in cases {
+            let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+            break_it(&mut v);
+            let path = dir.join("bad.json");
+            std::fs::write(&path, v.to_string()).unwrap();
+            let e = RunFile::read(&path).unwrap_err().to_string();
+            let expected = if what == "ratio 0" || what == "interval" {
+                "cannot be"
+            } else {
+                what
+            };
+            assert!(e.contains(expected), "{what}: {e}");
+        }
+        let path = dir.join("good.json");
+        std::fs::write(&path, &good).unwrap();
+        assert!(RunFile::read(&path).is_ok());
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

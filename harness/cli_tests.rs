@@ -1,0 +1,174 @@
+//! The command line, run as a user runs it, without a GPU: bad input gets a clear error and a non-zero exit before
+//! anything launches, and no input makes it panic (a panic exits with 101 and prints "panicked").
+
+use std::process::{Command, Output};
+
+fn gemm_ablate(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gemm-ablate"));
+    c.args(args)
+        .env("GEMM_ABLATE_RESULTS_DIR", std::env::temp_dir());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("the binary runs")
+}
+
+fn said(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn refused(args: &[&str], words: &str) {
+    let o = gemm_ablate(args, &[]);
+    let text = said(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {text}");
+    assert!(
+        text.contains(words),
+        "{args:?} should say {words:?}: {text}"
+    );
+}
+
+#[test]
+fn bad_arguments_are_named_with_exit_2() {
+    refused(&["build", "4", "bf16", "fp16"], "one dtype");
+    refused(&["diff", "3"], "a rung is missing");
+    refused(&["diff", "3", "nope"], "unknown rung \"nope\"");
+    refused(&["baseline", "a.json,", "b.json"], "empty file name");
+    refused(
+        &["baseline", "missing-now.json", "missing-base.json"],
+        "missing-now.json",
+    );
+    refused(&["auto", "5x8191x8192"], "multiples of 8");
+}
+
+#[test]
+fn a_baseline_of_another_suite_or_with_nothing_in_common_is_refused() {
+    let h200 = concat!(env!("CARGO_MANIFEST_DIR"), "/results/h200/");
+    let ablations = format!("{h200}9a8c135/ablations-20261130T123530Z.json");
+    let microbench = format!("{h200}9a8c135/microbench-20261130T124018Z.json");
+    refused(&["baseline", &microbench, &ablations], "one suite");
+    let o = gemm_ablate(&["baseline", &ablations, &ablations], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+}
+
+#[test]
+fn settings_out_of_range_or_not_text_are_named_and_others_bytes_are_ignored() {
+    use std::os::unix::ffi::OsStrExt;
+    let huge = std::ffi::OsStr::new("1e300");
+    let o = gemm_ablate(&["list"], &[("GEMM_ABLATE_TRIAL_TIMEOUT_S", huge)]);
+    assert_eq!(o.status.code(), Some(2), "{}", said(&o));
+    assert!(said(&o).contains("GEMM_ABLATE_TRIAL_TIMEOUT_S"));
+    let bytes = std::ffi::OsStr::from_bytes(b"\xff\xfe");
+    let o = gemm_ablate(&["list"], &[("SOME_OTHER_PROGRAM", bytes)]);
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+    let o = gemm_ablate(&["list"], &[("GEMM_ABLATE_BAND", bytes)]);
+    assert_eq!(o.status.code(), Some(2), "{}", said(&o));
+    assert!(said(&o).contains("not UTF-8"), "{}", said(&o));
+}
+
+/// Arguments and settings drawn from the words the tool knows and some it does not, in every order: whatever
+/// comes, the binary ends with 0, 1 or 2 and never panics.
+#[test]
+fn no_argument_or_setting_makes_it_panic() {
+    let words = [
+        "show",
+        "diff",
+        "compare",
+        "auto",
+        "list",
+        "agree",
+        "report",
+        "baseline",
+        "profile",
+        "sustain",
+        "stalls",
+        "cublas-paths",
+        "ladder",
+        "4",
+        "10",
+        "0",
+        "-1",
+        "99",
+        "swizzle",
+        "rung4_swizzle",
+        "top",
+        "bf16",
+        "fp16",
+        "fp8",
+        "--all",
+        "--ranges",
+        "--out",
+        "--seconds",
+        "--passes",
+        "--fail-on-slower",
+        "--full",
+        "square4096",
+        "decode_m1",
+        "1x8192x8192",
+        "0x8x8",
+        "8x0x8",
+        "99999999999x8x8",
+        "7x7x7",
+        "stream",
+        "skinny",
+        "stream:bogus=1",
+        "rung10:bn=0",
+        "rung10:stages=20",
+        "rung10:cluster=3",
+        "auto",
+        "cublas",
+        "ext:x",
+        "a.json",
+        ",",
+        "",
+        " ",
+        "\u{e9}",
+        "8192x8192",
+    ];
+    let settings = [
+        (
+            "GEMM_ABLATE_BAND",
+            ["0.02", "0", "-1", "nan", "inf", "0.6", "x"],
+        ),
+        (
+            "GEMM_ABLATE_PROCESSES",
+            ["3", "0", "17", "-1", "1e9", "", "x"],
+        ),
+        (
+            "GEMM_ABLATE_TRIAL_TIMEOUT_S",
+            ["300", "0", "1e300", "inf", "nan", "-5", "x"],
+        ),
+        (
+            "GEMM_ABLATE_REPEAT",
+            ["1", "0", "101", "18446744073709551616", "2", "", "x"],
+        ),
+    ];
+    let mut state: u64 = 0x5eed;
+    let mut next = |n: usize| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % n
+    };
+    for case in 0..150 {
+        // `build` compiles kernels (slow with NVRTC installed) and `ladder`/`device` look for a GPU: they are
+        // covered above; here every other command with up to four words after it.
+        let first = words[next(12)];
+        let mut args = vec![first];
+        for _ in 0..next(5) {
+            args.push(words[next(words.len())]);
+        }
+        let (k, values) = settings[next(settings.len())];
+        let v = values[next(values.len())];
+        let o = gemm_ablate(&args, &[(k, std::ffi::OsStr::new(v))]);
+        let text = said(&o);
+        assert!(
+            matches!(o.status.code(), Some(0..=2)) && !text.contains("panicked"),
+            "case {case}: {k}={v:?} gemm-ablate {args:?} ended with {:?}: {text}",
+            o.status.code()
+        );
+    }
+}
