@@ -363,6 +363,25 @@ fn choose_devices(settings: &Settings) -> std::result::Result<Vec<device::GpuSea
     Ok(seats)
 }
 
+/// One line at the end of a run that says what it did not run, and how to run it: the compile trials without
+/// NVRTC, the GPU trials without a Hopper GPU (libtest counts them as ignored, which reads like a choice).
+fn print_not_run(compile: usize, gpu: usize, available: &std::result::Result<(), String>) {
+    let mut not_run = Vec::new();
+    if compile > 0 && !crate::gpu::probe::nvrtc_available() && !crate::settings::nvrtc_required() {
+        not_run.push(format!(
+            "{compile} compile trials (NVRTC not found: pip install --target DIR nvidia-cuda-nvrtc==13.0.88 and put DIR/nvidia/cu13/lib on LD_LIBRARY_PATH)"
+        ));
+    }
+    if let (true, Err(reason)) = (gpu > 0, available) {
+        not_run.push(format!(
+            "{gpu} GPU trials (they need a Hopper GPU: {reason})"
+        ));
+    }
+    if !not_run.is_empty() {
+        println!("not run: {}", not_run.join("; "));
+    }
+}
+
 /// Runs one GPU trial `repeat` times, each in its own process on `device`, judges each record, and prints
 /// them in one piece; returns the records.
 fn run_trial(
@@ -451,13 +470,12 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         None => None,
     };
     let in_shard = |index: usize| settings.shard.is_none_or(|(i, n)| index % n + 1 == i);
-    let progress = Arc::new(Progress::new(
-        gpu_trials
-            .iter()
-            .enumerate()
-            .filter(|(k, t)| in_shard(*k) && selected(&args, &t.name))
-            .count(),
-    ));
+    let gpu_selected = gpu_trials
+        .iter()
+        .enumerate()
+        .filter(|(k, t)| in_shard(*k) && selected(&args, &t.name))
+        .count();
+    let progress = Arc::new(Progress::new(gpu_selected));
     let available: Arc<std::result::Result<(), String>> = Arc::new(
         if gpu_trials.is_empty() || args.list {
             Ok(())
@@ -576,7 +594,14 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
             .with_kind("gpu"),
         );
     }
+    let compile_selected = trials
+        .iter()
+        .filter(|t| t.name().starts_with("compile::") && selected(&args, t.name()))
+        .count();
     let conclusion = libtest_mimic::run(&args, trials);
+    if !args.list {
+        print_not_run(compile_selected, gpu_selected, available.as_ref());
+    }
     let file = run_file.lock().unwrap();
     if !file.trials.is_empty() {
         if settings.repeat > 1 {
