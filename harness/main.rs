@@ -485,7 +485,7 @@ fn agree(files: &[String]) -> ExitCode {
 fn ladder(filters: &[String], deadline: Duration, settings: &Settings) -> ExitCode {
     if let Err(reason) = device::hopper_available() {
         eprintln!("gemm-ablate needs a Hopper GPU (H100/H200) for the ladder: {reason}");
-        eprintln!("(`gemm-ablate show RUNG`, `diff` and `list` work anywhere; `cargo test --release` runs the CPU tests.)");
+        eprintln!("(Without a GPU: show, diff, build, auto, list, report, baseline, agree and stalls work; `cargo test --release` runs the CPU tests.)");
         return ExitCode::FAILURE;
     }
     let shapes = harness::kernel::problem::standard_shapes();

@@ -26,8 +26,14 @@ pub fn require(libs: &[&str]) -> Result<()> {
     if missing.is_empty() {
         Ok(())
     } else {
+        let why = if missing.contains(&"cuda") {
+            "no NVIDIA driver on this machine's loader path (a machine without a GPU has none; where the driver \
+             is installed in an unusual folder, add that folder to LD_LIBRARY_PATH)"
+        } else {
+            "the CUDA 13 libraries are not on the loader path: add their folder to LD_LIBRARY_PATH"
+        };
         Err(Error::NoGpu(format!(
-            "cannot load lib{} (searched cudarc's names on the loader path; set LD_LIBRARY_PATH)",
+            "cannot load lib{}: {why}",
             missing.join(", lib")
         )))
     }

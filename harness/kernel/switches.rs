@@ -414,7 +414,7 @@ mod tests {
 
     #[test]
     fn every_switch_is_documented_in_the_readme_and_the_kernel() {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/reference.md");
         let kernel = crate::kernel::source::GEMM;
         let header: String = kernel
             .lines()
@@ -424,7 +424,7 @@ mod tests {
         for s in SWITCHES {
             assert!(
                 readme.contains(&format!("`{}`", s.key)),
-                "the README does not name switch `{}`",
+                "docs/reference.md does not name switch `{}`",
                 s.key
             );
             if let Some(d) = s.define {
