@@ -500,10 +500,10 @@ fn ladder(filters: &[String], deadline: Duration, settings: &Settings) -> ExitCo
         })
         .collect();
     let progress = harness::suite::Progress::new(chosen.len());
+    let spread = harness::trial::workers::Spread::from_settings(settings);
     for trial in chosen {
         let name = trial.name.trim_start_matches("ladder::").to_string();
         progress.start(&name);
-        let spread = harness::trial::workers::Spread::from_settings(settings);
         let precision = harness::trial::workers::precision_for(&trial.expectation);
         let r =
             harness::trial::workers::run(&trial.name, &trial.job, deadline, &[], spread, precision)
@@ -579,6 +579,7 @@ fn compare(
         eprintln!("compare needs a Hopper GPU: {reason}");
         return ExitCode::FAILURE;
     }
+    let spread = harness::trial::workers::Spread::from_settings(settings);
     let mut records = Vec::new();
     for cand in &parsed[1..] {
         let job = Job::Compare {
@@ -593,7 +594,6 @@ fn compare(
             parsed[0].name(),
             shape.name
         );
-        let spread = harness::trial::workers::Spread::from_settings(settings);
         let mut r = harness::trial::workers::run(&name, &job, deadline, &[], spread, None).record;
         r.judgement = match &r.observed {
             Observed::Compared(e) => harness::report::text::estimate_line(e),

@@ -106,12 +106,7 @@ pub fn path_name(p: CublasPath) -> String {
 
 /// The committed choices file: `pins/cublas-paths.json` in the working directory, else the source tree's.
 pub fn committed_file() -> PathBuf {
-    let here = PathBuf::from(COMMITTED_FILE);
-    if here.is_file() {
-        here
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(COMMITTED_FILE)
-    }
+    crate::measure::committed::path(COMMITTED_FILE)
 }
 
 /// The committed file's contents: choices by key.

@@ -2,6 +2,7 @@
 //! turn rounds into a verdict (with the rule's simulated error rates).
 
 pub mod check;
+pub mod committed;
 pub mod cublas_choice;
 pub mod measures;
 pub mod oc;

@@ -21,7 +21,6 @@
 use crate::measure::stats::{decide, mean_sd, Estimate, StatsSettings, Verdict};
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
-use std::path::PathBuf;
 
 /// The prior of a comparison's between-process variance: sd^2 on `df` degrees of freedom.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -166,77 +165,72 @@ impl Kind {
 /// The committed priors, per GPU model.
 pub const PRIOR_FILE: &str = "pins/process-prior.json";
 
-#[derive(Debug, Deserialize)]
-struct PriorFile {
-    gpus: std::collections::BTreeMap<String, GpuPriors>,
-}
-
-#[derive(Debug, Deserialize)]
-struct GpuPriors {
-    driver: String,
-    commit: String,
-    rounds_per_process: usize,
-    runs: Vec<String>,
-    kinds: std::collections::BTreeMap<String, KindPrior>,
-}
-
-#[derive(Debug, Deserialize)]
-struct KindPrior {
-    sd: f64,
-    df: f64,
-    trials: usize,
-    processes: usize,
+/// The prior of `kind` for `gpu` in a prior file's text, laid out as
+/// `{"gpus": {GPU: {"driver": .., "kinds": {KIND: {"sd": .., "df": .., ..}}, ..}}}` (the between-process and the
+/// between-run priors both are), with `source` describing the GPU's and the kind's entries; or why there is none.
+/// `file` and `what` name the file and the prior in messages.
+pub fn prior_in(
+    text: &str,
+    file: &str,
+    what: &str,
+    gpu: &str,
+    kind: Kind,
+    source: impl Fn(&serde_json::Value, &serde_json::Value) -> String,
+) -> Result<ProcessPrior, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("{file} does not parse: {e}"))?;
+    let gpus = v["gpus"]
+        .as_object()
+        .ok_or_else(|| format!("{file} holds no \"gpus\""))?;
+    let g = gpus.get(gpu).ok_or_else(|| {
+        format!(
+            "no {what} measured for the {gpu} (only for {})",
+            gpus.keys().cloned().collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    let k = &g["kinds"][kind.key()];
+    match (k["sd"].as_f64(), k["df"].as_f64()) {
+        (Some(sd), Some(df)) if sd.is_finite() && sd > 0.0 && df.is_finite() && df > 0.0 => {
+            Ok(ProcessPrior {
+                sd,
+                df,
+                source: source(g, k),
+            })
+        }
+        _ => Err(format!(
+            "the {} {what} for the {gpu} is not a positive sd and df",
+            kind.key()
+        )),
+    }
 }
 
 /// The prior of `kind` on the GPU named `gpu` from the committed file's text, or why there is none.
 pub fn prior_from(text: &str, gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
-    let file: PriorFile =
-        serde_json::from_str(text).map_err(|e| format!("{PRIOR_FILE} does not parse: {e}"))?;
-    let g = file.gpus.get(gpu).ok_or_else(|| {
-        format!(
-            "no between-process prior measured for the {gpu} (only for {})",
-            file.gpus.keys().cloned().collect::<Vec<_>>().join(", ")
+    prior_in(
+        text,
+        PRIOR_FILE,
+        "between-process prior",
+        gpu,
+        kind,
+        |g, k| {
+            let commit = g["commit"].as_str().unwrap_or("?");
+            let run = g["runs"][0].as_str().unwrap_or("");
+            format!(
+            "{gpu} (driver {}), {} comparisons, {} of our kernels' or cuBLAS's processes of {} rounds, at {} ({})",
+            g["driver"].as_str().unwrap_or("?"),
+            k["trials"].as_u64().unwrap_or(0),
+            k["processes"].as_u64().unwrap_or(0),
+            g["rounds_per_process"].as_u64().unwrap_or(0),
+            &commit[..commit.len().min(7)],
+            run.rsplit_once('/').map_or(run, |(d, _)| d)
         )
-    })?;
-    let k = g
-        .kinds
-        .get(kind.key())
-        .ok_or_else(|| format!("no {} prior for the {gpu}", kind.key()))?;
-    if !(k.sd.is_finite() && k.sd > 0.0 && k.df.is_finite() && k.df > 0.0) {
-        return Err(format!(
-            "the {} prior for the {gpu} is not a positive sd and df",
-            kind.key()
-        ));
-    }
-    let short = &g.commit[..g.commit.len().min(7)];
-    Ok(ProcessPrior {
-        sd: k.sd,
-        df: k.df,
-        source: format!(
-            "{gpu} (driver {}), {} comparisons, {} of our kernels' or cuBLAS's processes of {} rounds, at {short} ({})",
-            g.driver,
-            k.trials,
-            k.processes,
-            g.rounds_per_process,
-            g.runs.first().map_or("", |r| r.rsplit_once('/').map_or(r.as_str(), |(d, _)| d))
-        ),
-    })
-}
-
-/// The text of a committed data file (`pins/...`): beside the working directory, else beside the sources.
-pub fn read_committed(relative: &str) -> Result<String, String> {
-    let here = PathBuf::from(relative);
-    let path = if here.exists() {
-        here
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
-    };
-    std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+        },
+    )
 }
 
 /// The committed prior for this GPU and kind (`pins/process-prior.json`), or why there is none.
 pub fn prior_for(gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
-    prior_from(&read_committed(PRIOR_FILE)?, gpu, kind)
+    prior_from(&crate::measure::committed::read(PRIOR_FILE)?, gpu, kind)
 }
 
 #[cfg(test)]

@@ -106,61 +106,34 @@ fn cublas_path(r: &TrialRecord) -> Option<&str> {
         .map(|v| v.label.as_str())
 }
 
-/// The between-run prior of `kind` on the GPU named `gpu` (pins/run-prior.json), or why there is none.
-pub fn run_prior_for(gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
-    run_prior_from(
-        &crate::measure::processes::read_committed(RUN_PRIOR_FILE)?,
-        gpu,
-        kind,
-    )
-}
-
 /// The committed between-run priors, per GPU model.
 pub const RUN_PRIOR_FILE: &str = "pins/run-prior.json";
 
-fn run_prior_from(text: &str, gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("{RUN_PRIOR_FILE} does not parse: {e}"))?;
-    let g = &v["gpus"][gpu];
-    if g.is_null() {
-        return Err(format!(
-            "no between-run spread measured for the {gpu} ({RUN_PRIOR_FILE})"
-        ));
-    }
-    let k = &g["kinds"][kind.key()];
-    match (k["sd"].as_f64(), k["df"].as_f64()) {
-        (Some(sd), Some(df)) if sd > 0.0 && df > 0.0 && sd.is_finite() && df.is_finite() => {
-            Ok(ProcessPrior {
-                sd,
-                df,
-                source: format!(
-                    "{gpu} (driver {}), {} trials over the whole-suite runs {}",
-                    g["driver"].as_str().unwrap_or("?"),
-                    k["trials"].as_u64().unwrap_or(0),
-                    g["runs"]["ablations"]
-                        .as_array()
-                        .map(|r| r
-                            .iter()
-                            .filter_map(|x| x.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "))
-                        .unwrap_or_default()
-                ),
-            })
-        }
-        _ => Err(format!(
-            "the {} between-run prior for the {gpu} is not a positive sd and df",
-            kind.key()
-        )),
-    }
-}
-
-fn kind_of(r: &TrialRecord) -> Kind {
-    if r.variants.iter().any(|v| v.label.starts_with("cuBLAS")) {
-        Kind::Cublas
-    } else {
-        Kind::Ours
-    }
+/// The between-run prior of `kind` on the GPU named `gpu` (pins/run-prior.json), or why there is none.
+pub fn run_prior_for(gpu: &str, kind: Kind) -> Result<ProcessPrior, String> {
+    let text = crate::measure::committed::read(RUN_PRIOR_FILE)?;
+    crate::measure::processes::prior_in(
+        &text,
+        RUN_PRIOR_FILE,
+        "between-run prior",
+        gpu,
+        kind,
+        |g, k| {
+            format!(
+                "{gpu} (driver {}), {} trials over the whole-suite runs {}",
+                g["driver"].as_str().unwrap_or("?"),
+                k["trials"].as_u64().unwrap_or(0),
+                g["runs"]["ablations"]
+                    .as_array()
+                    .map(|r| r
+                        .iter()
+                        .filter_map(|x| x.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .unwrap_or_default()
+            )
+        },
+    )
 }
 
 /// Every comparison trial of `now` against the same trial in `baseline`.
@@ -187,9 +160,7 @@ pub fn compare(now: &RunFile, baseline: &RunFile) -> BaselineComparison {
     let mut only_now = Vec::new();
     for r in &now.trials {
         let Some(e) = estimate(r) else { continue };
-        let prior = priors[usize::from(kind_of(r) == Kind::Cublas)]
-            .as_ref()
-            .ok();
+        let prior = priors[usize::from(cublas_path(r).is_some())].as_ref().ok();
         let before = baseline.trials.iter().find(|b| b.name == r.name);
         match before.and_then(|b| estimate(b).map(|e| (b, e))) {
             Some((b_record, b)) => {
@@ -392,22 +363,13 @@ mod tests {
                 .filter(|x| x.reference_changed.is_none())
                 .count();
             for r in &now.trials {
-                let (Some(e), Some(b)) = (
-                    estimate(r),
-                    base.trials
-                        .iter()
-                        .find(|x| x.name == r.name)
-                        .and_then(estimate),
-                ) else {
+                let Some(before) = base.trials.iter().find(|x| x.name == r.name) else {
                     continue;
                 };
-                if cublas_path(r)
-                    != base
-                        .trials
-                        .iter()
-                        .find(|x| x.name == r.name)
-                        .and_then(cublas_path)
-                {
+                let (Some(e), Some(b)) = (estimate(r), estimate(before)) else {
+                    continue;
+                };
+                if cublas_path(r) != cublas_path(before) {
                     continue;
                 }
                 let old = change(&r.name, b, e, None);

@@ -87,12 +87,7 @@ impl PinFile {
 
 /// `pins/h200.json` in the working directory, else the source tree's.
 pub fn pin_file_path() -> PathBuf {
-    let here = PathBuf::from(PIN_FILE);
-    if here.is_file() {
-        here
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(PIN_FILE)
-    }
+    crate::measure::committed::path(PIN_FILE)
 }
 
 /// The pin file, read once (an unreadable file is an error every pinned trial reports).
@@ -248,13 +243,7 @@ pub fn can_fail_trial(suite: &str, gpu: &[GpuTrial]) -> libtest_mimic::Trial {
             let mut e = t.expectation.clone();
             apply_to(file, &t.name, &mut e);
             if let Ok(f) = file {
-                let kind = if crate::trial::workers::kind_of(&t.job)
-                    == crate::measure::processes::Kind::Cublas
-                {
-                    "cublas"
-                } else {
-                    "ours"
-                };
+                let kind = crate::trial::workers::kind_of(&t.job).key();
                 let sd = f
                     .get(&t.name)
                     .and_then(|p| p.spread.as_ref())
@@ -279,13 +268,12 @@ pub fn can_fail_trial(suite: &str, gpu: &[GpuTrial]) -> libtest_mimic::Trial {
                 )
                 .into());
             }
-            let mut sizes: Vec<f64> = caught.iter().map(|(_, c)| *c).collect();
+            let sizes: Vec<f64> = caught.iter().map(|(_, c)| *c).collect();
             if let Some((name, c)) = caught.iter().find(|(_, c)| !c.is_finite()) {
                 return Err(format!("{name}: no finite change fails its window ({c})").into());
             }
-            sizes.sort_by(f64::total_cmp);
             if !sizes.is_empty() {
-                let q = |p: f64| sizes[((sizes.len() - 1) as f64 * p).round() as usize] * 100.0;
+                let q = |p: f64| crate::measure::stats::quantile(&sizes, p) * 100.0;
                 println!(
                     "  {n} expectations can fail; {} ratio windows catch a change of {:.1}% (median), {:.1}% (90th percentile), {:.1}% (largest) nine times in ten",
                     sizes.len(),

@@ -80,12 +80,9 @@ pub fn run(
     if !matches!(job, Job::Compare { .. }) {
         return subprocess::run_in_child_with_env(name, job, deadline, env);
     }
+    // A worker runs one look of its rounds; what comes later in the list overrides what came before.
     let rounds = spread.rounds_per_process.to_string();
-    let mut worker_env: Vec<(&str, &str)> = env
-        .iter()
-        .copied()
-        .filter(|(k, _)| !matches!(*k, "GEMM_ABLATE_PRECISION" | "GEMM_ABLATE_LOOKS"))
-        .collect();
+    let mut worker_env = env.to_vec();
     worker_env.extend([
         ("GEMM_ABLATE_LOOKS", "1"),
         ("GEMM_ABLATE_ROUNDS_PER_LOOK", rounds.as_str()),
