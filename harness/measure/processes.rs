@@ -78,17 +78,7 @@ pub fn across_processes(
     } else {
         f64::INFINITY
     };
-    let half = |c: f64| {
-        if se == 0.0 {
-            0.0
-        } else {
-            t_quantile(c, dof) * se
-        }
-    };
-    let (h, he) = (
-        half(settings.look_confidence()),
-        half(settings.look_equivalence_confidence()),
-    );
+    let (h, he) = crate::measure::stats::look_half_widths(se, dof, settings);
     let verdict = if finite {
         decide(mean, h, he, settings.band)
     } else {

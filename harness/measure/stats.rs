@@ -206,17 +206,7 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
         .sqrt();
     let df = (n - 1) as f64;
     let se = round_sd / (n as f64).sqrt();
-    let half = |c: f64| {
-        if se == 0.0 {
-            0.0
-        } else {
-            t_quantile(c, df) * se
-        }
-    };
-    let (h, he) = (
-        half(settings.look_confidence()),
-        half(settings.look_equivalence_confidence()),
-    );
+    let (h, he) = look_half_widths(se, df, settings);
     let verdict = decide(mean, h, he, settings.band);
     Estimate {
         rounds: n,
@@ -235,6 +225,22 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
         settings,
         processes: None,
     }
+}
+
+/// The half-widths (log scale) of the faster/slower and the no-change interval at one look, for a standard error
+/// `se` on `df` degrees of freedom (infinite without any).
+pub fn look_half_widths(se: f64, df: f64, settings: StatsSettings) -> (f64, f64) {
+    let half = |c: f64| {
+        if se == 0.0 {
+            0.0
+        } else {
+            crate::measure::processes::t_quantile(c, df) * se
+        }
+    };
+    (
+        half(settings.look_confidence()),
+        half(settings.look_equivalence_confidence()),
+    )
 }
 
 /// The decision from a mean log ratio and the half-widths of its two intervals: faster or slower when the
