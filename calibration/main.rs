@@ -133,8 +133,8 @@ fn main() -> ExitCode {
                 };
                 let r = simulate_processes(spread.process_settings(), Some(&prior), scenario, 2000, 7);
                 println!(
-                    "  between processes {:.1}%, true ratio {ratio:.2}: faster {:.3}, slower {:.3}, no change {:.3}, inconclusive {:.3}; interval held the truth {:.3}; {:.2} processes",
-                    process_sd * 100.0, r.rates.faster, r.rates.slower, r.rates.no_change, r.rates.inconclusive, r.coverage, r.mean_processes
+                    "  between processes {:.1}%, true ratio {ratio:.2}: faster {:.3}, slower {:.3}, no change {:.3}, inconclusive {:.3}; interval held the truth {:.3}; two comparisons agree {:.3}, contradict {:.4}; {:.2} processes",
+                    process_sd * 100.0, r.rates.faster, r.rates.slower, r.rates.no_change, r.rates.inconclusive, r.coverage, r.rates.agreement(), r.rates.contradiction(), r.mean_processes
                 );
             }
         }

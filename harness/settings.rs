@@ -363,6 +363,7 @@ impl Settings {
                 |x| *x >= 2 && x % 2 == 0,
                 "an even integer of at least 2 (A B / B A cycles)",
             )?,
+            spending: ds.spending,
         };
         let timing = TimingSettings {
             target_batch_ms: parse(

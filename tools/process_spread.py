@@ -10,7 +10,9 @@ Reads the archives tools/h200-agreement.sh brought back (each trial run in N pro
    each process's estimate taken from its first R rounds (the rounds a worker process runs);
 3. judges designs on the same records, each trial's prior fitted with that trial left out: one process with the
    prior alone; P processes whose interval uses the moderated variance (d0 s0^2 + (P-1) s^2) / (d0 + P - 1) with
-   d0 + P - 1 degrees of freedom; looks after 1, 2, ... P processes with the error split over the looks;
+   d0 + P - 1 degrees of freedom; looks after 1, 2, ... P processes with the error shared over the looks (evenly,
+   as t^3, or as given shares), optionally with the processes' own sample variance as a floor at the last look
+   (the harness's rule: shares 0.3, 0.1, 0.6 and the floor, H109);
 4. with --write, writes the fitted prior (at R rounds a process) to pins/process-prior.json.
 
 Usage, from the repository root: python3 tools/process_spread.py [--rounds R] [--write] ARCHIVE.tgz...
@@ -89,9 +91,12 @@ def tq(confidence, df):
     return stats.t.ppf((1 + confidence) / 2, df)
 
 
-def judge_design(trials, rounds, processes, looks, prior_of):
+def judge_design(trials, rounds, processes, looks, prior_of, spend=None, floor=False):
     """Coverage of the mean over all processes, pairwise overlap and verdict agreement between the groups of
-    `processes` consecutive processes each trial's records make, under the design."""
+    `processes` consecutive processes each trial's records make, under the design. `spend` gives each look's
+    share of the error (even by default); `floor` keeps the variance at the last look at least the processes' own
+    sample variance."""
+    spend = spend or [1 / len(looks)] * len(looks)
     covered, overlapping, agreeing, halves, spent = [], [], [], [], []
     counts = collections.Counter()
     for name, recs in trials.items():
@@ -105,10 +110,11 @@ def judge_design(trials, rounds, processes, looks, prior_of):
                 ys = np.array([y for y, _ in part[:q]])
                 within = float(np.mean([se ** 2 for _, se in part[:q]]))
                 s2 = float(ys.var(ddof=1)) if q > 1 else 0.0
-                tau2 = max((d0 * s02 + (q - 1) * s2) / (d0 + q - 1), within)
+                tau2 = max((d0 * s02 + (q - 1) * s2) / (d0 + q - 1), within, s2 if floor and q == looks[-1] else 0.0)
                 df = d0 + q - 1
                 se = math.sqrt(tau2 / q)
-                half, half_eq = tq(1 - 0.05 / len(looks), df) * se, tq(1 - 0.10 / len(looks), df) * se
+                share = spend[looks.index(q)]
+                half, half_eq = tq(1 - 0.05 * share, df) * se, tq(1 - 0.10 * share, df) * se
                 v = verdict(ys.mean(), half, half_eq)
                 if v != "inconclusive":
                     break
@@ -192,14 +198,18 @@ def main():
 
     print(f"\n3. Designs judged on these records ({args.rounds} rounds a process; each trial's prior fitted "
           "without it; groups of consecutive processes play the repeated comparisons):")
-    for label, processes, looks in [
-        ("one process, the prior alone", 1, [1]),
-        ("two processes", 2, [2]),
-        ("three processes", 3, [3]),
-        ("up to three processes, looks after 1, 2, 3", 3, [1, 2, 3]),
+    for label, processes, looks, spend, floor in [
+        ("one process, the prior alone", 1, [1], None, False),
+        ("two processes", 2, [2], None, False),
+        ("three processes", 3, [3], None, False),
+        ("up to three, looks after 1, 2, 3, even", 3, [1, 2, 3], None, False),
+        ("up to three, shared as t^3", 3, [1, 2, 3], [1 / 27, 7 / 27, 19 / 27], False),
+        ("up to three, t^3, floor at the last", 3, [1, 2, 3], [1 / 27, 7 / 27, 19 / 27], True),
+        ("up to three, 0.2 0.15 0.65, floor at the last", 3, [1, 2, 3], [0.2, 0.15, 0.65], True),
+        ("up to three, 0.3 0.1 0.6, floor (the harness)", 3, [1, 2, 3], [0.3, 0.1, 0.6], True),
     ]:
-        r = judge_design(trials, args.rounds, processes, looks, left_out)
-        print(f"  {label:<44} coverage {r['coverage']:.3f}, intervals overlap {r['overlap'][0]}/{r['overlap'][1]}, "
+        r = judge_design(trials, args.rounds, processes, looks, left_out, spend, floor)
+        print(f"  {label:<47} coverage {r['coverage']:.3f}, intervals overlap {r['overlap'][0]}/{r['overlap'][1]}, "
               f"verdicts agree {r['agree'][0]}/{r['agree'][1]}, median half-width {r['median_half_width_pct']:.2f}%, "
               f"{r['mean_processes']:.2f} processes a comparison, verdicts {r['verdicts']}")
 

@@ -62,6 +62,48 @@ pub struct StatsSettings {
     pub looks: usize,
     /// Pairs of batches per round.
     pub pairs_per_round: usize,
+    /// How the error rates are shared out over the planned looks (records written before this field existed
+    /// were judged with an even split).
+    #[serde(default)]
+    pub spending: Spending,
+}
+
+/// How a rule's overall error is shared out over its planned looks. Any shares summing to at most one keep the
+/// overall rates at or under their stated levels whatever the correlation between looks (Bonferroni); where the
+/// shares put the error decides which comparisons stop early and how often a comparison near a band edge ends
+/// decisive rather than inconclusive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Spending {
+    /// Every planned look gets the same share.
+    #[default]
+    Even,
+    /// The first look gets `first`, the last planned look `last`, the looks between share what is left evenly
+    /// (with two looks, the second gets all but `first`).
+    Shares { first: f64, last: f64 },
+}
+
+impl Spending {
+    /// The share of the overall error that look `look` (1-based) of `looks` planned may spend.
+    pub fn share(self, look: usize, looks: usize) -> f64 {
+        let looks = looks.max(1);
+        let look = look.clamp(1, looks);
+        match self {
+            Spending::Even => 1.0 / looks as f64,
+            Spending::Shares { .. } if looks == 1 => 1.0,
+            Spending::Shares { first, .. } if looks == 2 => {
+                if look == 1 {
+                    first
+                } else {
+                    1.0 - first
+                }
+            }
+            Spending::Shares { first, last } => match look {
+                1 => first,
+                l if l == looks => last,
+                _ => (1.0 - first - last).max(0.0) / (looks - 2) as f64,
+            },
+        }
+    }
 }
 
 impl Default for StatsSettings {
@@ -73,18 +115,19 @@ impl Default for StatsSettings {
             rounds_per_look: 8,
             looks: 3,
             pairs_per_round: 6,
+            spending: Spending::Even,
         }
     }
 }
 
 impl StatsSettings {
-    /// Nominal two-sided confidence of the Faster/Slower interval at each look.
-    pub fn look_confidence(&self) -> f64 {
-        1.0 - (1.0 - self.confidence) / self.looks as f64
+    /// Nominal two-sided confidence of the Faster/Slower interval at look `look` (1-based).
+    pub fn look_confidence(&self, look: usize) -> f64 {
+        1.0 - (1.0 - self.confidence) * self.spending.share(look, self.looks)
     }
-    /// Nominal two-sided confidence of the NoChange interval at each look.
-    pub fn look_equivalence_confidence(&self) -> f64 {
-        1.0 - (1.0 - self.equivalence_confidence) / self.looks as f64
+    /// Nominal two-sided confidence of the NoChange interval at look `look`.
+    pub fn look_equivalence_confidence(&self, look: usize) -> f64 {
+        1.0 - (1.0 - self.equivalence_confidence) * self.spending.share(look, self.looks)
     }
     pub fn max_rounds(&self) -> usize {
         self.rounds_per_look * self.looks
@@ -206,7 +249,7 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
         .sqrt();
     let df = (n - 1) as f64;
     let se = round_sd / (n as f64).sqrt();
-    let (h, he) = look_half_widths(se, df, settings);
+    let (h, he) = look_half_widths(se, df, settings, looks);
     let verdict = decide(mean, h, he, settings.band);
     Estimate {
         rounds: n,
@@ -227,9 +270,9 @@ pub fn estimate(rounds: &[Vec<f64>], settings: StatsSettings) -> Estimate {
     }
 }
 
-/// The half-widths (log scale) of the faster/slower and the no-change interval at one look, for a standard error
-/// `se` on `df` degrees of freedom (infinite without any).
-pub fn look_half_widths(se: f64, df: f64, settings: StatsSettings) -> (f64, f64) {
+/// The half-widths (log scale) of the faster/slower and the no-change interval at look `look` (1-based), for a
+/// standard error `se` on `df` degrees of freedom (infinite without any).
+pub fn look_half_widths(se: f64, df: f64, settings: StatsSettings, look: usize) -> (f64, f64) {
     let half = |c: f64| {
         if se == 0.0 {
             0.0
@@ -238,8 +281,8 @@ pub fn look_half_widths(se: f64, df: f64, settings: StatsSettings) -> (f64, f64)
         }
     };
     (
-        half(settings.look_confidence()),
-        half(settings.look_equivalence_confidence()),
+        half(settings.look_confidence(look)),
+        half(settings.look_equivalence_confidence(look)),
     )
 }
 
@@ -567,9 +610,32 @@ mod tests {
     #[test]
     fn per_look_levels_split_the_overall_error() {
         let st = s();
-        assert!((st.look_confidence() - (1.0 - 0.05 / 3.0)).abs() < 1e-12);
-        assert!((st.look_equivalence_confidence() - (1.0 - 0.10 / 3.0)).abs() < 1e-12);
+        for look in 1..=3 {
+            assert!((st.look_confidence(look) - (1.0 - 0.05 / 3.0)).abs() < 1e-12);
+            assert!((st.look_equivalence_confidence(look) - (1.0 - 0.10 / 3.0)).abs() < 1e-12);
+        }
         assert!(st.is_look(8) && st.is_look(16) && st.is_look(24) && !st.is_look(9));
+    }
+
+    #[test]
+    fn shares_spend_the_overall_error_once() {
+        let shares = Spending::Shares {
+            first: 0.3,
+            last: 0.6,
+        };
+        for looks in 1..=5 {
+            let total: f64 = (1..=looks).map(|l| shares.share(l, looks)).sum();
+            assert!((total - 1.0).abs() < 1e-12, "{looks} looks: {total}");
+            let even: f64 = (1..=looks).map(|l| Spending::Even.share(l, looks)).sum();
+            assert!((even - 1.0).abs() < 1e-12);
+        }
+        let st = StatsSettings {
+            spending: shares,
+            ..s()
+        };
+        assert!((st.look_confidence(1) - (1.0 - 0.05 * 0.3)).abs() < 1e-12);
+        assert!((st.look_confidence(2) - (1.0 - 0.05 * 0.1)).abs() < 1e-12);
+        assert!((st.look_equivalence_confidence(3) - (1.0 - 0.10 * 0.6)).abs() < 1e-12);
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub fn estimate_line(e: &Estimate) -> String {
     format!(
         "ratio {:.4} (candidate/baseline time), {:.1}% CI [{:.4}, {:.4}] {design}, noise: pair {:.2}%, between rounds {:.2}%{between} -> {} (band +-{:.1}%)",
         e.ratio,
-        e.settings.look_confidence() * 100.0,
+        e.settings.look_confidence(e.looks) * 100.0,
         e.ci.0,
         e.ci.1,
         e.pair_sd * 100.0,

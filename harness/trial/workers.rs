@@ -31,11 +31,11 @@ impl Spread {
 
     /// The statistics settings of the process-level estimate: a look after each worker.
     pub fn process_settings(&self) -> StatsSettings {
-        StatsSettings {
-            rounds_per_look: self.rounds_per_process,
-            looks: self.processes,
-            ..self.stats
-        }
+        crate::measure::processes::process_settings(
+            self.stats,
+            self.processes,
+            self.rounds_per_process,
+        )
     }
 }
 
@@ -202,6 +202,7 @@ mod tests {
         let p = s.process_settings();
         assert_eq!((p.looks, p.rounds_per_look), (3, 4));
         assert_eq!(p.band, StatsSettings::default().band);
+        assert_eq!(p.spending, crate::measure::processes::PROCESS_SPENDING);
         let d = Spread::from_settings(&crate::settings::Settings::default());
         assert_eq!((d.processes, d.rounds_per_process), (3, 4));
     }
