@@ -102,7 +102,8 @@ pub fn across_processes(
     let mut tau2 = ((d0 * s0 * s0 + (q as f64 - 1.0) * observed * observed) / dof).max(within);
     // At the last planned process the comparison's own spread is a floor: the prior's few degrees of freedom
     // would otherwise shrink a widely scattered comparison towards the typical one and state too narrow an
-    // interval (simulated: coverage 0.89 at a 2% process spread without it, 0.94 with it).
+    // interval (simulated at a 2% process spread: the interval holds the truth 90-92% of the time without it,
+    // 93-94% with it; a true 1.02 is called no change 6.4% of the time without it, 4.7% with it).
     if q >= 2 && q >= settings.looks {
         tau2 = tau2.max(observed * observed);
     }
