@@ -131,7 +131,7 @@ fn main() -> ExitCode {
                     rounds: Scenario::normal(ratio, 0.007, 0.003),
                     process_sd,
                 };
-                let r = simulate_processes(spread.process_settings(), Some(&prior), scenario, 2000, 7);
+                let r = simulate_processes(&harness::measure::processes::ProcessRule::new(spread.process_settings(), Some(prior.clone())), scenario, 2000, 7);
                 println!(
                     "  between processes {:.1}%, true ratio {ratio:.2}: faster {:.3}, slower {:.3}, no change {:.3}, inconclusive {:.3}; interval held the truth {:.3}; two comparisons agree {:.3}, contradict {:.4}; {:.2} processes",
                     process_sd * 100.0, r.rates.faster, r.rates.slower, r.rates.no_change, r.rates.inconclusive, r.coverage, r.rates.agreement(), r.rates.contradiction(), r.mean_processes

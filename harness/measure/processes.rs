@@ -14,8 +14,8 @@
 //! where (s0, d0) is the prior: a scaled inverse chi-square fitted to many comparisons' spreads
 //! (tools/process_spread.py, pins/process-prior.json). One process is judged on the prior alone, which is wide
 //! where the prior's few degrees of freedom say that comparisons differ; each further process brings the
-//! comparison's own spread in; at the last planned process the comparison's own sample variance is a floor under
-//! tau^2. A look follows each process, the error rates shared out over the planned processes as
+//! comparison's own spread in; from the last planned process on, the comparison's own sample variance is a floor
+//! under tau^2 (past the planned processes, on its own q - 1 degrees of freedom where it binds). A look follows each process, the error rates shared out over the planned processes as
 //! `PROCESS_SPENDING` (0.3, 0.1, 0.6: Bonferroni, so the overall rates hold whatever the looks' correlation), and
 //! the comparison stops at a decisive look. Without a prior for the GPU, only the processes' own spread counts (a
 //! look needs two processes).
@@ -97,15 +97,20 @@ pub fn across_processes(
     let ses: Vec<f64> = parts.iter().map(|e| e.log_se).collect();
     let (mean, observed) = if q == 0 { (0.0, 0.0) } else { mean_sd(&means) };
     let (d0, s0) = prior.map_or((0.0, 0.0), |p| (p.df, p.sd));
-    let dof = d0 + q as f64 - 1.0;
+    let mut dof = d0 + q as f64 - 1.0;
     let within = ses.iter().map(|s| s * s).sum::<f64>() / q.max(1) as f64;
     let mut tau2 = ((d0 * s0 * s0 + (q as f64 - 1.0) * observed * observed) / dof).max(within);
-    // At the last planned process the comparison's own spread is a floor: the prior's few degrees of freedom
-    // would otherwise shrink a widely scattered comparison towards the typical one and state too narrow an
+    // From the last planned process on, the comparison's own spread is a floor: the prior's few degrees of
+    // freedom would otherwise shrink a widely scattered comparison towards the typical one and state too narrow an
     // interval (simulated at a 2% process spread: the interval holds the truth 90-92% of the time without it,
-    // 93-94% with it; a true 1.02 is called no change 6.4% of the time without it, 4.7% with it).
-    if q >= 2 && q >= settings.looks {
-        tau2 = tau2.max(observed * observed);
+    // 93-94% with it; a true 1.02 is called no change 6.4% of the time without it, 4.7% with it). Past the plan
+    // (a pinned trial going on for precision, its spread wide by then) the floor, where it binds, is judged on its
+    // own q - 1 degrees of freedom: on the prior's it let a true 1.02 be called no change 6.7% of the time.
+    if q >= 2 && q >= settings.looks && observed * observed > tau2 {
+        tau2 = observed * observed;
+        if q > settings.looks {
+            dof = q as f64 - 1.0;
+        }
     }
     let finite = q > 0 && dof > 0.0 && tau2.is_finite() && mean.is_finite();
     let se = if finite {
@@ -150,23 +155,48 @@ pub fn across_processes(
 }
 
 /// The rule over processes: after each worker process, `after_process` gets every process's estimate so far and
-/// says whether the comparison ends (a decisive look, precise enough where a precision is asked, or the last
-/// planned process).
+/// says whether the comparison ends: a decisive look (precise enough where a precision is asked) before the last
+/// planned process, or the last planned process. A comparison that asks for a precision (a pinned ratio is
+/// checked to within its tolerance) and has not reached it there runs on to `precision_processes`, whatever it
+/// finds on the way: whether it goes on depends on the spread, not on where the estimate lies, and the one verdict
+/// taken at the end spends the last look's share (simulated in `oc.rs`: the rates stay as planned).
 pub struct ProcessRule {
     pub settings: StatsSettings,
     pub prior: Option<ProcessPrior>,
     /// A decisive look ends the comparison only once the interval's half-width (log scale) is at most this.
     pub precision: Option<f64>,
+    /// The most processes a comparison that asks for a precision may take to reach it.
+    pub precision_processes: usize,
 }
 
 impl ProcessRule {
+    /// The rule of `settings` with `prior`, no precision asked.
+    pub fn new(settings: StatsSettings, prior: Option<ProcessPrior>) -> ProcessRule {
+        ProcessRule {
+            settings,
+            prior,
+            precision: None,
+            precision_processes: settings.looks,
+        }
+    }
+
     /// The estimate that ends the comparison, or None to run another process.
     pub fn after_process(&self, parts: &[Estimate]) -> Option<Estimate> {
         let e = across_processes(parts, self.prior.as_ref(), self.settings);
         let precise = self
             .precision
             .is_none_or(|p| (e.ci.1 / e.ci.0).ln() / 2.0 <= p);
-        ((e.verdict.is_decisive() && precise) || parts.len() >= self.settings.looks).then_some(e)
+        let (q, planned) = (parts.len(), self.settings.looks);
+        let ends = if q < planned {
+            e.verdict.is_decisive() && precise
+        } else if q == planned {
+            precise || self.precision_processes <= planned
+        } else {
+            // Stopping at the first narrow enough look would favour spreads that came out small by chance and
+            // state too narrow an interval: once past the plan, the comparison runs to its cap.
+            q >= self.precision_processes
+        };
+        ends.then_some(e)
     }
 }
 
@@ -356,11 +386,7 @@ mod tests {
     #[test]
     fn the_rule_stops_at_a_decisive_look_or_the_last_process() {
         let mut rng = Rng::new(3);
-        let rule = ProcessRule {
-            settings: settings(),
-            prior: Some(h200_ours()),
-            precision: None,
-        };
+        let rule = ProcessRule::new(settings(), Some(h200_ours()));
         let big = [process(0.5, 0.0, 0.004, 3, &mut rng)];
         assert_eq!(rule.after_process(&big).unwrap().looks, 1);
         let near: Vec<Estimate> = (0..3)
@@ -369,12 +395,27 @@ mod tests {
         assert!(rule.after_process(&near[..1]).is_none());
         let last = rule.after_process(&near).unwrap();
         assert_eq!((last.looks, last.rounds), (3, 9));
-        // A precision keeps a decisive but wide comparison going.
+        // A precision keeps a decisive but wide comparison going, past the planned processes up to its own cap,
+        // where it ends whatever it found.
         let precise = ProcessRule {
             precision: Some(0.001),
+            precision_processes: 5,
             ..rule
         };
         assert!(precise.after_process(&big).is_none());
+        assert!(precise.after_process(&near).is_none());
+        let more: Vec<Estimate> = (0..5)
+            .map(|_| process(1.0, 0.0, 0.004, 3, &mut rng))
+            .collect();
+        assert!(precise.after_process(&more[..4]).is_none());
+        assert_eq!(precise.after_process(&more).unwrap().looks, 5);
+        // At the last planned process, a precise look ends it even when it is not decisive; past it, only the cap.
+        let loose = ProcessRule {
+            precision: Some(1.0),
+            ..precise
+        };
+        assert_eq!(loose.after_process(&near).unwrap().looks, 3);
+        assert!(loose.after_process(&more[..4]).is_none());
     }
 
     #[test]

@@ -29,6 +29,12 @@ impl Spread {
         }
     }
 
+    /// The most workers a comparison that checks a pin may take to reach the precision the pin needs: twice the
+    /// planned ones (the lost try at 5db9c5d failed two microbench pins as too noisy after three).
+    pub fn precision_processes(&self) -> usize {
+        2 * self.processes
+    }
+
     /// The statistics settings of the process-level estimate: a look after each worker.
     pub fn process_settings(&self) -> StatsSettings {
         crate::measure::processes::process_settings(
@@ -89,9 +95,9 @@ pub fn run(
     ]);
     let started = Instant::now();
     let mut rule = ProcessRule {
-        settings: spread.process_settings(),
-        prior: None,
         precision,
+        precision_processes: spread.precision_processes(),
+        ..ProcessRule::new(spread.process_settings(), None)
     };
     let mut parts = Vec::new();
     let mut records = Vec::new();
