@@ -232,7 +232,7 @@ pub fn save(run: &RunFile, results_dir: &Path, name: &str) -> Result<PathBuf, St
         None => path(results_dir, name, &run.suite),
     };
     std::fs::create_dir_all(p.parent().unwrap()).map_err(|e| format!("{}: {e}", p.display()))?;
-    let text = serde_json::to_string_pretty(run).map_err(|e| e.to_string())?;
+    let text = run.to_text().map_err(|e| e.to_string())?;
     let tmp = p.with_extension("json.tmp");
     std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, &p).map_err(|e| format!("{}: {e}", p.display()))?;

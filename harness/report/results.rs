@@ -91,9 +91,39 @@ impl RunFile {
     pub fn write(&self) -> crate::error::Result<PathBuf> {
         let path = self.path()?;
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(self)?)?;
+        std::fs::write(&tmp, self.to_text()?)?;
         std::fs::rename(&tmp, &path)?;
         Ok(path)
+    }
+
+    /// The file's text: compact JSON, one trial a line (about half the indented size: the indentation was
+    /// whitespace around every per-batch value), so that runs stay small in git and a trial is one line to grep or
+    /// diff. Any JSON reader reads it; `jq .` indents it for a person.
+    pub fn to_text(&self) -> serde_json::Result<String> {
+        let mut v = serde_json::to_value(self)?;
+        let trials = v
+            .as_object_mut()
+            .and_then(|o| o.insert("trials".into(), serde_json::Value::Array(Vec::new())))
+            .unwrap_or_default();
+        let head = serde_json::to_string(&v)?;
+        let lines = match trials.as_array() {
+            Some(ts) if !ts.is_empty() => ts
+                .iter()
+                .map(serde_json::to_string)
+                .collect::<serde_json::Result<Vec<_>>>()?,
+            _ => return Ok(head + "\n"),
+        };
+        // The empty "trials" array the head ends with is filled with one trial a line.
+        let open = head
+            .rfind("\"trials\":[]")
+            .map(|i| i + "\"trials\":[".len())
+            .unwrap_or(head.len());
+        Ok(format!(
+            "{}\n{}\n{}\n",
+            &head[..open],
+            lines.join(",\n"),
+            &head[open..]
+        ))
     }
 
     /// Reads a results file and checks that what it says can be true (`validate`).
@@ -213,6 +243,22 @@ mod tests {
         };
         let json = serde_json::to_string(&file).unwrap();
         assert_eq!(serde_json::from_str::<RunFile>(&json).unwrap(), file);
+        // As written: one trial a line, read back the same, with no trial and with several.
+        let mut several = file.clone();
+        several.trials.push(several.trials[0].clone());
+        for f in [
+            &file,
+            &several,
+            &RunFile {
+                trials: Vec::new(),
+                ..file.clone()
+            },
+        ] {
+            let text = f.to_text().unwrap();
+            assert_eq!(&serde_json::from_str::<RunFile>(&text).unwrap(), f);
+            let trial_lines = text.lines().filter(|l| l.contains("\"passed\":")).count();
+            assert_eq!(trial_lines, f.trials.len(), "{text}");
+        }
     }
 
     /// Every committed run, in this format (results/h200/*.json) or an older one (a subfolder per commit),
