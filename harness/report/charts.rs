@@ -118,67 +118,178 @@ pub struct ForestRow {
     pub passed: bool,
 }
 
-/// Each comparison's time ratio (candidate/baseline, log scale) with its interval, the band shaded.
+/// Width in pixels of `text` at the 12-pixel sans-serif the charts use (a generous average advance: labels are
+/// mostly lower case, digits and colons), so that a column can be made wide enough for its longest label.
+fn text_width(text: &str) -> u32 {
+    7 * text.chars().count() as u32 + 12
+}
+
+/// `text` cut to `most` characters, with an ellipsis where it was cut.
+fn cut(text: &str, most: usize) -> String {
+    if text.chars().count() <= most {
+        text.to_string()
+    } else {
+        let kept: String = text.chars().take(most.saturating_sub(1)).collect();
+        format!("{kept}…")
+    }
+}
+
+/// Round ratios a forest plot's axis may be labelled at, the most telling first: the line of no change, then
+/// halvings and doublings, then finer steps.
+const ROUND_RATIOS: [f64; 24] = [
+    1.0, 0.5, 2.0, 0.1, 0.2, 5.0, 0.3, 3.0, 0.7, 1.5, 0.8, 1.2, 0.9, 1.1, 0.95, 1.05, 0.05, 0.98,
+    1.02, 0.96, 1.04, 0.99, 1.01, 10.0,
+];
+
+/// The round ratios inside (lo, hi) to label, taken in `ROUND_RATIOS`' order and kept where their label does not
+/// crowd one already kept; `pixel` places a ratio on the axis.
+fn round_ratios(lo: f64, hi: f64, pixel: impl Fn(f64) -> i32) -> Vec<f64> {
+    let mut kept: Vec<f64> = Vec::new();
+    for x in ROUND_RATIOS.into_iter().filter(|x| *x > lo && *x < hi) {
+        if kept.iter().all(|k| (pixel(*k) - pixel(x)).abs() >= 40) {
+            kept.push(x);
+        }
+    }
+    kept
+}
+
+/// Longest note printed right of a forest plot; the report's table holds the whole text.
+const NOTE_CHARS: usize = 44;
+
+/// Each comparison's time ratio (candidate/baseline, log scale) with its interval at its true width (a bar with
+/// end ticks, the estimate a dot), the no-change band shaded and edged, an axis at the top and the bottom. The
+/// axis spans these rows' own intervals, so a group of comparisons near 1 is not squeezed by another group's
+/// 4x; the label and note columns are as wide as their longest entries.
 pub fn forest(title: &str, rows: &[ForestRow], band: f64) -> DrawResult<String> {
-    let height = 70 + 18 * rows.len() as u32;
+    let height = 110 + 20 * rows.len() as u32;
+    let label_width = rows
+        .iter()
+        .map(|r| text_width(&r.label))
+        .max()
+        .unwrap_or(100)
+        .clamp(100, 520);
+    let note_width = rows
+        .iter()
+        .map(|r| text_width(&cut(&r.note, NOTE_CHARS)))
+        .max()
+        .unwrap_or(100)
+        .clamp(100, 340);
+    let plot_width = 460;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (1100, height)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (label_width + plot_width + note_width, height))
+                .into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (left, rest) = root.split_horizontally(330);
-        let (plot, right) = rest.split_horizontally(430);
+        let (left, rest) = root.split_horizontally(label_width);
+        let (plot, right) = rest.split_horizontally(plot_width);
         let lo = rows
             .iter()
-            .map(|r| r.interval.0)
-            .fold(1.0 - band, f64::min)
-            .max(1e-3);
-        let hi = rows.iter().map(|r| r.interval.1).fold(1.0 + band, f64::max);
+            .map(|r| r.interval.0.min(r.ratio))
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .fold(1.0 - 2.0 * band, f64::min);
+        let hi = rows
+            .iter()
+            .map(|r| r.interval.1.max(r.ratio))
+            .filter(|x| x.is_finite())
+            .fold(1.0 + 2.0 * band, f64::max);
+        // A little room either side, on the log scale.
+        let pad = (hi / lo).powf(0.04);
+        let (lo, hi) = (lo / pad, hi * pad);
         let n = rows.len() as f64;
         let mut chart = ChartBuilder::on(&plot)
-            .caption(title, ("sans-serif", 16))
-            .margin_top(8)
-            .x_label_area_size(30)
-            .build_cartesian_2d((lo * 0.9..hi * 1.1).log_scale(), -0.5f64..n - 0.5)
+            .caption(title, ("sans-serif", 15))
+            .margin_top(6)
+            .margin_right(12)
+            .x_label_area_size(40)
+            .top_x_label_area_size(22)
+            .build_cartesian_2d((lo..hi).log_scale(), -0.5f64..n - 0.5)
             .map_err(err)?;
+        // The axes with plotters' frame; the ticks are drawn below at round ratios, which a log axis of a narrow
+        // range would otherwise leave without a single label.
         chart
             .configure_mesh()
-            .disable_y_mesh()
+            .disable_mesh()
             .y_labels(0)
-            .x_desc("time ratio, candidate / baseline (log)")
+            .x_labels(0)
+            .x_label_formatter(&|_| String::new())
             .draw()
             .map_err(err)?;
-        // The no-change band and the line of no change.
+        let text = ("sans-serif", 12).into_font();
+        let ticks = round_ratios(lo, hi, |x| chart.backend_coord(&(x, 0.0)).0);
+        for &x in &ticks {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, -0.5), (x, n - 0.5)],
+                    RGBColor(225, 225, 225).stroke_width(1),
+                )))
+                .map_err(err)?;
+            let (px, top) = chart.backend_coord(&(x, n - 0.5));
+            let (_, bottom) = chart.backend_coord(&(x, -0.5));
+            let label = format!("{x}");
+            let half = (text_width(&label) as i32 - 12) / 2;
+            for py in [top - 16, bottom + 4] {
+                root.draw(&Text::new(label.clone(), (px - half, py), text.clone()))
+                    .map_err(err)?;
+            }
+        }
+        let (_, bottom) = chart.backend_coord(&(1.0, -0.5));
+        let desc = "time ratio, candidate / baseline (log scale)";
+        let centre =
+            label_width as i32 + plot_width as i32 / 2 - (text_width(desc) as i32 - 12) / 2;
+        root.draw(&Text::new(desc, (centre, bottom + 20), text.clone()))
+            .map_err(err)?;
+        // The no-change band, shaded and edged, and the line of no change.
+        let (b_lo, b_hi) = ((1.0 - band).max(lo), (1.0 + band).min(hi));
         chart
             .draw_series(std::iter::once(Rectangle::new(
-                [(1.0 - band, -0.5), (1.0 + band, n - 0.5)],
-                RGBColor(200, 200, 200).mix(0.5).filled(),
+                [(b_lo, -0.5), (b_hi, n - 0.5)],
+                RGBColor(120, 190, 120).mix(0.35).filled(),
             )))
             .map_err(err)?;
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(1.0, -0.5), (1.0, n - 0.5)],
-                BLACK.stroke_width(1),
-            )))
-            .map_err(err)?;
-        let text = ("sans-serif", 12).into_font();
+        for (x, width) in [(b_lo, 1), (b_hi, 1), (1.0, 2)] {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, -0.5), (x, n - 0.5)],
+                    RGBColor(60, 120, 60).stroke_width(width),
+                )))
+                .map_err(err)?;
+        }
         for (i, r) in rows.iter().enumerate() {
             // First row at the top.
             let y = n - 1.0 - i as f64;
             let c = if r.passed { colour(0) } else { colour(3) };
+            let (a, b) = (r.interval.0.clamp(lo, hi), r.interval.1.clamp(lo, hi));
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    vec![(r.interval.0.max(lo * 0.9), y), (r.interval.1, y)],
+                    vec![(a, y), (b, y)],
                     c.stroke_width(2),
                 )))
                 .map_err(err)?;
+            for end in [a, b] {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(end, y - 0.25), (end, y + 0.25)],
+                        c.stroke_width(1),
+                    )))
+                    .map_err(err)?;
+            }
             chart
-                .draw_series(std::iter::once(Circle::new((r.ratio, y), 3, c.filled())))
+                .draw_series(std::iter::once(Circle::new(
+                    (r.ratio.clamp(lo, hi), y),
+                    3,
+                    c.filled(),
+                )))
                 .map_err(err)?;
             let (_, py) = chart.backend_coord(&(1.0, y));
             left.draw(&Text::new(r.label.clone(), (4, py - 6), text.clone()))
                 .map_err(err)?;
             right
-                .draw(&Text::new(r.note.clone(), (8, py - 6), text.clone()))
+                .draw(&Text::new(
+                    cut(&r.note, NOTE_CHARS),
+                    (8, py - 6),
+                    text.clone(),
+                ))
                 .map_err(err)?;
         }
         root.present().map_err(err)?;

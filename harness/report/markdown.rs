@@ -55,7 +55,7 @@ fn seed_note(r: &TrialRecord) -> Option<String> {
         Source::Hypothesis(h) => word(h).map(|w| format!("seed: {w}")),
         Source::Pinned {
             refuted: Some(h), ..
-        } => word(h).map(|w| format!("seed: {w} (not confirmed)")),
+        } => word(h).map(|w| format!("seed, not confirmed: {w}")),
         _ => None,
     }
 }
@@ -287,7 +287,14 @@ fn ladder(
         .collect();
     let file = format!("{stem}-ladder.svg");
     charts.push((file.clone(), charts::ladder(&short, &lines)?));
-    let _ = writeln!(md, "#### The ladder against cuBLAS\n\n![ladder]({file})\n");
+    let _ = writeln!(
+        md,
+        "#### The ladder against cuBLAS\n\n![ladder]({file})\n\nEach cell: the rung's time per GEMM; its speed \
+         relative to cuBLAS (cuBLAS's time over the rung's: 1.00x is parity, 0.25x takes four times as long; this \
+         table's one ratio, where the comparison charts give time ratios); `err`, the largest absolute difference \
+         from cuBLAS's output on the check's random inputs (in fp16, 0.125 is one step of the output's \
+         last bit at magnitudes 128-256).\n"
+    );
     let _ = writeln!(
         md,
         "| rung | {} |\n|---|{}",
@@ -331,28 +338,39 @@ fn ladder(
     Ok(())
 }
 
+/// The group a trial's comparison is drawn in: its name's first part (`ablation`, `read_floor`, ...).
+fn group_of(name: &str) -> &str {
+    name.split("::").next().unwrap_or(name)
+}
+
+/// One forest plot per group of trials, rows sorted by ratio, each plot's axis spanning its own group.
 fn forest(
     md: &mut String,
     charts: &mut Vec<(String, String)>,
     stem: &str,
     trials: &[TrialRecord],
 ) -> Result<(), String> {
-    let rows: Vec<ForestRow> = trials
+    let mut groups: Vec<(&str, Vec<ForestRow>)> = Vec::new();
+    for t in trials
         .iter()
         .filter(|t| !t.name.starts_with("ladder::") && !t.name.contains("::rep"))
-        .filter_map(|t| {
-            let e = verdict_of(t)?;
-            let seed = seed_note(t).map(|s| format!("; {s}")).unwrap_or_default();
-            Some(ForestRow {
-                label: t.name.clone(),
-                ratio: e.ratio,
-                interval: e.ci,
-                note: format!("{} ({:.3}){seed}", e.verdict.word(), e.ratio),
-                passed: t.passed,
-            })
-        })
-        .collect();
-    if rows.is_empty() {
+    {
+        let Some(e) = verdict_of(t) else { continue };
+        let seed = seed_note(t).map(|s| format!("; {s}")).unwrap_or_default();
+        let row = ForestRow {
+            label: t.name.clone(),
+            ratio: e.ratio,
+            interval: e.ci,
+            note: format!("{} ({:.3}){seed}", e.verdict.word(), e.ratio),
+            passed: t.passed,
+        };
+        let group = group_of(&t.name);
+        match groups.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, rows)) => rows.push(row),
+            None => groups.push((group, vec![row])),
+        }
+    }
+    if groups.is_empty() {
         return Ok(());
     }
     let band = trials
@@ -360,19 +378,25 @@ fn forest(
         .find_map(verdict_of)
         .map(|e| e.settings.band)
         .unwrap_or(0.02);
-    let file = format!("{stem}-comparisons.svg");
-    charts.push((
-        file.clone(),
-        charts::forest(
-            "Time ratio with its interval; shaded: the no-change band",
-            &rows,
-            band,
-        )?,
-    ));
+    groups.sort_by(|a, b| a.0.cmp(b.0));
     let _ = writeln!(
         md,
-        "#### Comparisons (candidate / baseline time; red: the trial failed)\n\n![comparisons]({file})\n"
+        "#### Comparisons (time ratio = candidate / baseline time: under 1 is faster; the bar is the interval, \
+         the shaded strip the no-change band; red: the trial failed; one chart per group, each on its own axis)\n"
     );
+    for (group, mut rows) in groups {
+        rows.sort_by(|a, b| a.ratio.total_cmp(&b.ratio));
+        let file = format!("{stem}-comparisons-{group}.svg");
+        charts.push((
+            file.clone(),
+            charts::forest(
+                &format!("{group} ({} comparisons)", rows.len()),
+                &rows,
+                band,
+            )?,
+        ));
+        let _ = writeln!(md, "![{group}]({file})\n");
+    }
     Ok(())
 }
 
@@ -593,10 +617,10 @@ mod tests {
         let forest = &r
             .charts
             .iter()
-            .find(|(n, _)| n.starts_with("ablations") && n.ends_with("-comparisons.svg"))
+            .find(|(n, _)| n.starts_with("ablations") && n.ends_with("-comparisons-ablation.svg"))
             .unwrap()
             .1;
-        assert!(forest.contains("seed: faster") && forest.contains("(not confirmed)"));
+        assert!(forest.contains("seed: faster") && forest.contains("seed, not confirmed: "));
     }
 
     #[test]
