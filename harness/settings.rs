@@ -531,10 +531,26 @@ pub(crate) fn shard(vars: &[(String, String)]) -> Result<Option<(usize, usize)>>
     }
 }
 
+/// A baseline name is a plain word: it becomes a folder name.
+pub fn check_baseline_name(name: &str) -> std::result::Result<(), String> {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        && !name.starts_with('.')
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "baseline name {name:?}: use letters, digits, '-', '_' and '.' (it names a folder)"
+        ))
+    }
+}
+
 fn baseline_name(vars: &[(String, String)], name: &str) -> Result<Option<String>> {
     match vars.iter().find(|(k, _)| k == name) {
         None => Ok(None),
-        Some((_, v)) => crate::report::baseline::check_name(v)
+        Some((_, v)) => check_baseline_name(v)
             .map(|_| Some(v.clone()))
             .map_err(|e| Error::Config(format!("setting {name}: {e}"))),
     }

@@ -1,7 +1,6 @@
 //! Finding the GPU without panicking, its properties and clocks, and the CUDA context a trial works in.
 
 use crate::error::{CudaContext as _, Error, Result};
-use crate::gpu::hold::StreamHold;
 use crate::gpu::nvml::Nvml;
 use crate::gpu::probe;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
@@ -148,9 +147,10 @@ pub fn hopper_available() -> std::result::Result<DeviceInfo, String> {
 
 /// A context and stream on one Hopper GPU, with NVML for its clocks.
 pub struct Gpu {
-    /// The stream hold timed batches wait behind, once `hold_batches` made it (first, so that it is dropped
-    /// while the context lives).
-    hold: std::sync::OnceLock<StreamHold>,
+    /// What must live as long as the context and no longer, once `keep` kept it: the stream hold timed batches
+    /// wait behind (gpu/hold.rs). First, so that it is dropped while the context lives; held as `Any` so that
+    /// the device does not depend on what it keeps.
+    kept: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub info: DeviceInfo,
@@ -166,7 +166,7 @@ impl Gpu {
         let stream = ctx.new_stream().during("creating a stream")?;
         let nvml = Nvml::open(&info.pci_bus_id);
         Ok(Gpu {
-            hold: std::sync::OnceLock::new(),
+            kept: std::sync::OnceLock::new(),
             ctx,
             stream,
             info,
@@ -174,17 +174,20 @@ impl Gpu {
         })
     }
 
-    /// From now on timed batches wait behind a stream hold until the host has enqueued them (gpu/hold.rs).
-    pub fn hold_batches(&self) -> Result<()> {
-        if self.hold.get().is_none() {
-            let _ = self.hold.set(StreamHold::new(self)?);
+    /// Keeps what `make` makes for the context's life, once: a later call keeps the first and makes nothing.
+    pub fn keep(
+        &self,
+        make: impl FnOnce() -> Result<Box<dyn std::any::Any + Send + Sync>>,
+    ) -> Result<()> {
+        if self.kept.get().is_none() {
+            let _ = self.kept.set(make()?);
         }
         Ok(())
     }
 
-    /// The stream hold, where `hold_batches` made one.
-    pub fn stream_hold(&self) -> Option<&StreamHold> {
-        self.hold.get()
+    /// What `keep` kept, if anything.
+    pub fn kept(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        self.kept.get().map(|k| k.as_ref())
     }
 
     pub fn sm_clock_mhz(&self) -> Option<u32> {

@@ -38,6 +38,17 @@ pub struct StreamHold {
 unsafe impl Send for StreamHold {}
 unsafe impl Sync for StreamHold {}
 
+/// From now on timed batches on `gpu` wait behind a stream hold until the host has enqueued them; the GPU keeps
+/// the hold for its context's life.
+pub fn hold_batches(gpu: &Gpu) -> Result<()> {
+    gpu.keep(|| Ok(Box::new(StreamHold::new(gpu)?)))
+}
+
+/// The stream hold of `gpu`, where `hold_batches` made one.
+pub fn stream_hold(gpu: &Gpu) -> Option<&StreamHold> {
+    gpu.kept().and_then(|k| k.downcast_ref::<StreamHold>())
+}
+
 impl StreamHold {
     pub fn new(gpu: &Gpu) -> Result<StreamHold> {
         let compiled = compile::compile("hold_stream", SOURCE)?;

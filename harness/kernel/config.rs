@@ -2,7 +2,7 @@
 //! the defines that turn them into code. The switches are read once, in kernels/gemm.cu.
 
 use crate::error::{config_err, Result};
-use crate::kernel::problem::{DType, Shape};
+use crate::kernel::problem::Shape;
 use serde::{Deserialize, Serialize};
 
 /// Shared-memory operand layout: the plain core-matrix layout or one of TMA's swizzles.
@@ -695,45 +695,6 @@ impl GemmConfig {
         let slots = (grid * self.consumers) as usize;
         let floats_per_slot = 128 * self.accumulator_registers() as usize;
         (slots * floats_per_slot * 4, slots * 4)
-    }
-
-    /// The preprocessor defines that select this variant's code in kernels/gemm.cu, in a fixed order.
-    pub fn defines(&self, dtype: DType) -> Vec<(&'static str, String)> {
-        let b = u32::from;
-        let fault = |f: Fault| b(self.fault == Some(f));
-        let layout = self.operand_layout();
-        // The switches, from the one table, then each fault, then the geometry computed here once (the kernel
-        // reads it instead of deriving it again).
-        let mut defines: Vec<(&'static str, String)> =
-            vec![("DTYPE_BF16", b(dtype == DType::BF16).to_string())];
-        for s in crate::kernel::switches::SWITCHES {
-            if let Some(d) = s.define {
-                if d == "EPILOGUE_SPIN_CYCLES" {
-                    for f in Fault::ALL {
-                        defines.push((f.define(), fault(f).to_string()));
-                    }
-                }
-                defines.push((d, (s.value)(self).to_string()));
-            }
-        }
-        let geometry = [
-            ("BM", self.bm()),
-            ("WG_N", self.wg_n()),
-            ("THREADS", self.threads()),
-            ("A_STAGE_BYTES", self.bm() * self.tile_k * 2),
-            ("B_STAGE_BYTES", self.bn * self.tile_k * 2),
-            ("STAGE_BYTES", self.stage_bytes()),
-            ("EPI_BYTES", self.epilogue_bytes()),
-            ("SMEM_BYTES", self.smem_bytes()),
-            ("DESC_LBO", layout.lbo),
-            ("DESC_SBO", layout.sbo),
-            ("DESC_LAYOUT", layout.mode),
-            ("K16_STEP_BYTES", layout.k16_step),
-        ];
-        defines.extend(geometry.iter().map(|(k, v)| (*k, v.to_string())));
-        let timeout_ns = u64::from(self.hang_timeout_ms) * 1_000_000;
-        defines.push(("HANG_TIMEOUT_NS", format!("{timeout_ns}ull")));
-        defines
     }
 
     // ---- one-switch modifiers, so an ablation reads as "rung N with X changed"

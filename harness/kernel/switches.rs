@@ -6,7 +6,8 @@
 //! Adding a switch: a field in `GemmConfig`, an entry here, and the code in kernels/gemm.cu that reads it.
 
 use crate::error::{config_err, Error, Result};
-use crate::kernel::config::{GemmConfig, Raster, Swizzle};
+use crate::kernel::config::{Fault, GemmConfig, Raster, Swizzle};
+use crate::kernel::problem::DType;
 
 /// One switch.
 pub struct Switch {
@@ -393,6 +394,47 @@ pub const SWITCHES: &[Switch] = &[
 /// The switch with this spec key.
 pub fn find(key: &str) -> Option<&'static Switch> {
     SWITCHES.iter().find(|s| s.key == key)
+}
+
+impl GemmConfig {
+    /// The preprocessor defines that select this variant's code in kernels/gemm.cu, in a fixed order.
+    pub fn defines(&self, dtype: DType) -> Vec<(&'static str, String)> {
+        let b = u32::from;
+        let fault = |f: Fault| b(self.fault == Some(f));
+        let layout = self.operand_layout();
+        // The switches, from the one table, then each fault, then the geometry computed here once (the kernel
+        // reads it instead of deriving it again).
+        let mut defines: Vec<(&'static str, String)> =
+            vec![("DTYPE_BF16", b(dtype == DType::BF16).to_string())];
+        for s in SWITCHES {
+            if let Some(d) = s.define {
+                if d == "EPILOGUE_SPIN_CYCLES" {
+                    for f in Fault::ALL {
+                        defines.push((f.define(), fault(f).to_string()));
+                    }
+                }
+                defines.push((d, (s.value)(self).to_string()));
+            }
+        }
+        let geometry = [
+            ("BM", self.bm()),
+            ("WG_N", self.wg_n()),
+            ("THREADS", self.threads()),
+            ("A_STAGE_BYTES", self.bm() * self.tile_k * 2),
+            ("B_STAGE_BYTES", self.bn * self.tile_k * 2),
+            ("STAGE_BYTES", self.stage_bytes()),
+            ("EPI_BYTES", self.epilogue_bytes()),
+            ("SMEM_BYTES", self.smem_bytes()),
+            ("DESC_LBO", layout.lbo),
+            ("DESC_SBO", layout.sbo),
+            ("DESC_LAYOUT", layout.mode),
+            ("K16_STEP_BYTES", layout.k16_step),
+        ];
+        defines.extend(geometry.iter().map(|(k, v)| (*k, v.to_string())));
+        let timeout_ns = u64::from(self.hang_timeout_ms) * 1_000_000;
+        defines.push(("HANG_TIMEOUT_NS", format!("{timeout_ns}ull")));
+        defines
+    }
 }
 
 #[cfg(test)]

@@ -21,42 +21,8 @@
 //! look needs two processes).
 
 use crate::measure::stats::{decide, mean_sd, Estimate, Spending, StatsSettings, Verdict};
-use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
-/// The prior of a comparison's between-process variance: sd^2 on `df` degrees of freedom.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProcessPrior {
-    /// Typical sd of one process's log ratio around the comparison's mean over processes.
-    pub sd: f64,
-    /// How much to trust `sd` for a comparison not yet seen: few degrees of freedom mean that comparisons differ
-    /// widely in their spread.
-    pub df: f64,
-    /// Where it was measured (GPU, kind, runs).
-    pub source: String,
-}
-
-/// What the processes of one comparison gave, and the between-process variance its interval carries.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProcessLevel {
-    /// Each process's mean log ratio and the standard error it stated.
-    pub means: Vec<f64>,
-    pub ses: Vec<f64>,
-    /// Sample sd of the processes' log ratios (none for one process).
-    pub observed_sd: Option<f64>,
-    /// The sd of one process's log ratio the interval used (`tau` above).
-    pub sd: f64,
-    /// The prior it was moderated towards (none where the GPU has none).
-    pub prior: Option<ProcessPrior>,
-}
-
-/// Two-sided Student-t quantile at any positive degrees of freedom (infinite at none).
-pub fn t_quantile(confidence: f64, df: f64) -> f64 {
-    match StudentsT::new(0.0, 1.0, df) {
-        Ok(t) if df > 0.0 => t.inverse_cdf((1.0 + confidence.clamp(0.5, 0.999_999)) / 2.0),
-        _ => f64::INFINITY,
-    }
-}
+pub use crate::measure::stats::{t_quantile_at_any_df as t_quantile, ProcessLevel, ProcessPrior};
 
 /// How the rule over processes shares its error out over the looks after processes 1, 2 and 3 (H109, decided by
 /// simulation in `oc.rs` and by replay on f66c017's records with tools/process_spread.py): the first look, on the

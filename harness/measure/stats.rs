@@ -21,7 +21,6 @@
 //!   "no change" means the measurement could have seen a change of the band's size and did not;
 //! - otherwise sample the next look; after the last look the verdict is Inconclusive, said with the noise.
 
-pub use crate::measure::processes::ProcessLevel;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -155,6 +154,41 @@ pub fn t_quantile(confidence: f64, df: f64) -> f64 {
     t.inverse_cdf((1.0 + confidence.clamp(0.5, 0.999_999)) / 2.0)
 }
 
+/// The prior of a comparison's between-process variance: sd^2 on `df` degrees of freedom.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessPrior {
+    /// Typical sd of one process's log ratio around the comparison's mean over processes.
+    pub sd: f64,
+    /// How much to trust `sd` for a comparison not yet seen: few degrees of freedom mean that comparisons differ
+    /// widely in their spread.
+    pub df: f64,
+    /// Where it was measured (GPU, kind, runs).
+    pub source: String,
+}
+
+/// What the processes of one comparison gave, and the between-process variance its interval carries
+/// (measure/processes.rs builds it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessLevel {
+    /// Each process's mean log ratio and the standard error it stated.
+    pub means: Vec<f64>,
+    pub ses: Vec<f64>,
+    /// Sample sd of the processes' log ratios (none for one process).
+    pub observed_sd: Option<f64>,
+    /// The sd of one process's log ratio the interval used (`tau` in measure/processes.rs).
+    pub sd: f64,
+    /// The prior it was moderated towards (none where the GPU has none).
+    pub prior: Option<ProcessPrior>,
+}
+
+/// Two-sided Student-t quantile at any positive degrees of freedom (infinite at none).
+pub fn t_quantile_at_any_df(confidence: f64, df: f64) -> f64 {
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(t) if df > 0.0 => t.inverse_cdf((1.0 + confidence.clamp(0.5, 0.999_999)) / 2.0),
+        _ => f64::INFINITY,
+    }
+}
+
 /// The estimate from the rounds of one comparison, log ratios ln(candidate / baseline).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
@@ -277,7 +311,7 @@ pub fn look_half_widths(se: f64, df: f64, settings: StatsSettings, look: usize) 
         if se == 0.0 {
             0.0
         } else {
-            crate::measure::processes::t_quantile(c, df) * se
+            t_quantile_at_any_df(c, df) * se
         }
     };
     (

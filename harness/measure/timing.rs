@@ -267,7 +267,7 @@ pub struct BatchTime {
 }
 
 /// `batch`, returning the host's enqueue time beside the events'. Where the GPU holds batches
-/// (`Gpu::hold_batches`, with GEMM_ABLATE_HOLD_BATCHES=1), the batch is short enough and not the variant's first in this process, the stream waits
+/// (`gpu::hold::hold_batches`, with GEMM_ABLATE_HOLD_BATCHES=1), the batch is short enough and not the variant's first in this process, the stream waits
 /// until all of it is enqueued, so the events time the GPU's pace even where the host is slower than the kernels
 /// (H94).
 pub fn batch_timed(
@@ -289,8 +289,7 @@ fn timed(
     then: impl FnOnce() -> Result<()>,
     may_hold: bool,
 ) -> Result<BatchTime> {
-    let hold = gpu
-        .stream_hold()
+    let hold = crate::gpu::hold::stream_hold(gpu)
         .filter(|h| may_hold && launches <= HOLD_MAX_LAUNCHES && h.launched_before(&v.label()));
     let held = hold.map(|h| h.hold(gpu)).transpose()?;
     let start = gpu

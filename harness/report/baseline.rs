@@ -191,21 +191,8 @@ pub fn compare(now: &RunFile, baseline: &RunFile) -> BaselineComparison {
     }
 }
 
-/// A baseline name is a plain word: it becomes a folder name.
-pub fn check_name(name: &str) -> Result<(), String> {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-        && !name.starts_with('.')
-    {
-        Ok(())
-    } else {
-        Err(format!(
-            "baseline name {name:?}: use letters, digits, '-', '_' and '.' (it names a folder)"
-        ))
-    }
-}
+/// A baseline name is a plain word: it becomes a folder name (settings.rs checks it where it is read).
+pub use crate::settings::check_baseline_name as check_name;
 
 /// Where the baseline `name` of `suite` is kept: `<results dir>/baselines/<name>/<suite>.json`.
 pub fn path(results_dir: &Path, name: &str, suite: &str) -> PathBuf {

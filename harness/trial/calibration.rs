@@ -10,7 +10,7 @@
 use crate::kernel::ladder::Rung;
 use crate::kernel::problem::{shape, DType};
 use crate::measure::stats::Verdict;
-use crate::trial::expect::Expectation;
+use crate::trial::expectation::Expectation;
 use crate::trial::job::{Job, Observed, TrialRecord, VariantSpec};
 use crate::trial::subprocess;
 use crate::trial::workers::{self, Spread};
@@ -309,7 +309,7 @@ pub fn slowdowns(
 /// The expectation every calibration trial states (printed with it).
 pub fn expectation() -> Expectation {
     Expectation::hypothesis(
-        crate::trial::expect::Expect::Verdict(Verdict::NoChange),
+        crate::trial::expectation::Expect::Verdict(Verdict::NoChange),
         "the rule's simulated error rates hold on the H200: A/A faster/slower in at most 5%; a slowdown of 3% or more called slower in at least 90% and never no change",
     )
 }

@@ -5,7 +5,7 @@ use crate::kernel::config::GemmConfig;
 use crate::kernel::ladder::Rung;
 use crate::kernel::problem::{shape, DType};
 use crate::measure::stats::Verdict;
-use crate::trial::expect::{Expect, Expectation};
+use crate::trial::expectation::{Expect, Expectation};
 use crate::trial::job::GpuTrial;
 use crate::trial::job::{Job, VariantSpec};
 

@@ -17,7 +17,7 @@ use crate::measure::check::CheckReport;
 use crate::measure::measures::{self, Measure};
 use crate::measure::stats::Estimate;
 use crate::measure::timing::Comparison;
-use crate::trial::expect::{Caught, Expectation, Judgement};
+use crate::trial::expectation::{Caught, Expectation};
 use serde::{Deserialize, Serialize};
 
 /// One side of a comparison.
@@ -458,21 +458,5 @@ impl TrialRecord {
             Observed::Compared(e) => Some(e.speedup()),
             _ => None,
         }
-    }
-
-    /// Judges the record against `expectation` and keeps both.
-    pub fn judged(mut self, expectation: &Expectation) -> TrialRecord {
-        let Judgement { passed, line } =
-            match crate::trial::pins::other_cublas_path(expectation, &self) {
-                Some(why) => Judgement {
-                    passed: false,
-                    line: why,
-                },
-                None => crate::trial::expect::judge(&expectation.expect, &self),
-            };
-        self.passed = passed;
-        self.judgement = line;
-        self.expectation = Some(expectation.clone());
-        self
     }
 }

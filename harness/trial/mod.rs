@@ -3,6 +3,7 @@
 
 pub mod calibration;
 pub mod expect;
+pub mod expectation;
 pub mod hypothesis;
 pub mod job;
 pub mod pins;

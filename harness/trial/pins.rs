@@ -6,7 +6,7 @@
 //! (`replay.rs`), and a re-pin is a change to the data file in a commit of its own that names its cause.
 
 use crate::measure::stats::Verdict;
-use crate::trial::expect::{describe_expect, Expect, Expectation, Source};
+use crate::trial::expectation::{describe_expect, Expect, Expectation, Source};
 use crate::trial::job::GpuTrial;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

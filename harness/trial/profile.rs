@@ -265,7 +265,7 @@ pub fn parse_raw_csv(text: &str) -> Result<Vec<KernelMetrics>> {
     let rows: Vec<Vec<String>> = text
         .lines()
         .filter(|l| l.starts_with('"'))
-        .map(split_csv_line)
+        .map(crate::trial::source_page::split_csv_line)
         .collect();
     let Some(header) = rows.first() else {
         return Err(Error::Other(
@@ -294,27 +294,6 @@ pub fn parse_raw_csv(text: &str) -> Result<Vec<KernelMetrics>> {
             (row.get(name_col).cloned().unwrap_or_default(), metrics)
         })
         .collect())
-}
-
-/// Splits one CSV line whose fields are all quoted ("a","b,c","d ""e""").
-pub(crate) fn split_csv_line(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            (c, _) => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
 }
 
 /// The variant's kernel (`gemm_kernel`) against cuBLAS's (any other name), metric by metric.
@@ -403,7 +382,7 @@ mod tests {
     #[test]
     fn quoted_fields_with_commas_and_quotes_split_right() {
         assert_eq!(
-            split_csv_line(r#""a","b,c","d ""e""""#),
+            crate::trial::source_page::split_csv_line(r#""a","b,c","d ""e""""#),
             vec!["a", "b,c", r#"d "e""#]
         );
     }

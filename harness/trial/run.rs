@@ -17,7 +17,7 @@ use crate::measure::variant::{
     GemmKernel, IntoOutput, LoadPathKernel, SkinnyKernel, StreamKernel, Variant,
 };
 use crate::settings::Settings;
-use crate::trial::expect::Caught;
+use crate::trial::expectation::Caught;
 use crate::trial::job::{Job, Observed, SweepRow, TrialRecord, VariantRecord, VariantSpec};
 use std::time::{Duration, Instant};
 
@@ -37,7 +37,7 @@ pub fn run(name: &str, job: &Job) -> TrialRecord {
     let mut record = match Settings::from_env().and_then(|settings| {
         let gpu = Gpu::open()?;
         if settings.timing.hold_batches {
-            gpu.hold_batches()?;
+            crate::gpu::hold::hold_batches(&gpu)?;
         }
         let hang = HangWatch::new(&gpu)?;
         let seeds = Seeds::new(settings.seed);

@@ -4,7 +4,6 @@
 //! samples sat on rebuilding wgmma descriptors, cuBLAS's on waiting for its MMAs).
 
 use crate::error::{Error, Result};
-use crate::trial::profile::split_csv_line;
 
 /// One SASS instruction: its text, how often warps executed it, and its stall samples by reason.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,6 +199,27 @@ pub fn summary(kernels: &[KernelSource], top: usize) -> String {
         }
     }
     out
+}
+
+/// Splits one CSV line whose fields are all quoted ("a","b,c","d ""e""").
+pub fn split_csv_line(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut field)),
+            (c, _) => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
 }
 
 #[cfg(test)]

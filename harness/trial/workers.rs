@@ -63,10 +63,10 @@ pub fn kind_of(job: &Job) -> Kind {
 
 /// A pinned ratio is checked to within its tolerance: a comparison samples until its interval's half-width (log
 /// scale) is comfortably under the window's.
-pub fn precision_for(expectation: &crate::trial::expect::Expectation) -> Option<f64> {
+pub fn precision_for(expectation: &crate::trial::expectation::Expectation) -> Option<f64> {
     match expectation.expect {
-        crate::trial::expect::Expect::RatioNear { tolerance, .. }
-        | crate::trial::expect::Expect::EffectNear { tolerance, .. } => {
+        crate::trial::expectation::Expect::RatioNear { tolerance, .. }
+        | crate::trial::expectation::Expect::EffectNear { tolerance, .. } => {
             Some(0.8 * tolerance.ln_1p())
         }
         _ => None,
