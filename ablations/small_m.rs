@@ -44,7 +44,7 @@ pub(crate) fn auto_correct() -> Vec<GpuTrial> {
 /// Programmatic dependent launch on the kernel `auto` ran for each shape when H18 was written, against the same
 /// kernel without it.
 pub(crate) fn pdl() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::h18_spec;
+    use harness::kernel::frozen_rules::h18_spec;
     [
         (
             "decode_m1",
@@ -101,7 +101,8 @@ pub(crate) fn pdl() -> Vec<GpuTrial> {
 /// and the weights' first ring lap loaded before the dependency wait; each against the kernel `auto` ran for that
 /// shape when the hypotheses were written, and swap-AB checked against cuBLAS where its tiles are partial.
 pub(crate) fn small_m() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{swap_ab_spec, DECODE_SPEC, SMALL_M_SPEC};
+    use harness::kernel::dispatch::{DECODE_SPEC, SMALL_M_SPEC};
+    use harness::kernel::frozen_rules::swap_ab_spec;
     use harness::kernel::ladder::parse_spec;
     let spec = |s: &str| parse_spec(s).expect("the small-M specs parse");
     let with = |base: &str, change: &str| {
@@ -424,7 +425,8 @@ pub(crate) fn small_m() -> Vec<GpuTrial> {
 /// its edge) the trial expects what that sweep saw, the pairs faster with confidence (the interval under 1), the
 /// hypothesis and what it measured beside it.
 fn swap_store() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h64, auto_spec_element_stores, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::{auto_spec_before_h64, auto_spec_element_stores};
     use harness::trial::expect::{Expect, Expectation};
     let pair = |s: &str| {
         let shape = shape(s);
@@ -489,7 +491,8 @@ fn swap_store() -> Vec<GpuTrial> {
 /// H44, H46, H47: `auto`'s kernel with the weight tile shared by 2-CTA clusters along the token tiles
 /// (`multicast=a`) against the kernel `auto` ran for the same shape before H47 (cf3b52f).
 fn weights_shared() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h64;
     // `auto`'s kernel at 192x4096 before H47: two consumers of 64 weight rows, the tokens multicast, stream-K.
     const STREAM_K_192: &str = "rung10:cluster=2,consumers=2,wg_m=64,bn=192,epilogue=direct,stmatrix=0,swap_ab=1,streamk=1,evict_first=1,pdl=1,stages=5,swap_store=pairs";
     [
@@ -558,7 +561,8 @@ fn wait_scope_cta() -> GpuTrial {
 /// H51: `auto`'s kernels at M = 200 and on decode_attn_out with every mbarrier wait passing CUTLASS's 10 ms
 /// suspend-time hint. Refuted (1.38x and 1.24x slower where 1-3% faster was expected): the sweep's verdict pinned.
 fn wait_suspend() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h64;
     ["decode_m200", "decode_attn_out"]
         .into_iter()
         .map(|s| {
@@ -583,7 +587,8 @@ fn wait_suspend() -> Vec<GpuTrial> {
 /// H57: `auto`'s kernels with the TMA descriptors prefetched first thing (`tmap_prefetch=1`). Refuted (no change
 /// where 1-3% and 0.5-2% faster were expected): the sweep's verdict pinned. 4096-cubed is in `past_seed`.
 fn tmap_prefetch() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h64;
     [
         ("decode_m1", "faster by 1-3%"),
         ("decode_m200", "faster by 0.5-2%"),
@@ -612,7 +617,8 @@ fn tmap_prefetch() -> Vec<GpuTrial> {
 /// kernel at M = 200 and on rung 10 at 4096-cubed. Refuted (7.6% and 49% slower where 2-5% faster and no change
 /// were expected): the sweep's verdict pinned.
 fn kb_per_wait() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h64;
     let m200 = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
     [
         ("decode_m200", m200, "faster by 2-5%"),
@@ -646,7 +652,8 @@ fn kb_per_wait() -> Vec<GpuTrial> {
 /// on the lean loop (refuted: slower, pinned). H63: one consumer over the whole 208-token tile (refuted: no change,
 /// pinned). 4096-cubed is in `past_seed`.
 fn desc_advance() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h64;
     use harness::trial::expect::{Expect, Expectation};
     let before = |s: &str| auto_spec_before_h64(&shape(s), H200_SMS).0;
     let lean = |s: &str| format!("{},desc_advance=1", before(s));
@@ -960,7 +967,8 @@ fn deep_ring() -> Vec<GpuTrial> {
 /// 3.8% faster); (a) 200-token tiles without a cluster (refuted: no change) and (c) the 208-token tiles without their
 /// cluster (refuted: 4.6% slower, more than written), each with the sweep's verdict pinned.
 fn token_tiles_of_8() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h64;
     let kernel = |cluster: &str, bn: u32| {
         format!(
             "rung10:{cluster},consumers=2,wg_m=64,bn={bn},epilogue=direct,stmatrix=0,swap_ab=1,pdl=1,stages=5,\
@@ -1003,7 +1011,8 @@ fn token_tiles_of_8() -> Vec<GpuTrial> {
 /// `auto`'s kernel at M = 200 against `candidate(auto's spec)`, pinned from the committed sweep that measured the
 /// pair on 200x8192x8192, with the hypothesis it refuted beside the pin.
 fn refuted_at_m200(name: &str, candidate: impl Fn(&str) -> String, hypothesis: &str) -> GpuTrial {
-    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h64;
     let base = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
     let cand = candidate(&base);
     spec_pair(
@@ -1094,7 +1103,8 @@ pub(crate) fn skinny_correct() -> Vec<GpuTrial> {
 /// sweep that did (e7f7856), the hypothesis beside it. With 8 k-steps in flight (a sweep, no hypothesis written
 /// first, 979d348) it ties `auto`'s kernel at M = 1.
 pub(crate) fn skinny() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_variant_before_h89, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_variant_before_h89;
     use harness::kernel::skinny::SkinnyConfig;
     let h80 = "ablations/HYPOTHESES.md H80: the stream's loads are the MMAs' fragments, with no shared-memory ring, \
                TMA or barrier between them";
@@ -1174,7 +1184,8 @@ pub(crate) fn skinny_interleave() -> GpuTrial {
 /// per k-block in the producer's loop, 5-32% slower; the switch as built since divides once per work item, and its
 /// first whole-suite run (cd0171e) measured 2.5-15% slower: pinned from that run.
 pub(crate) fn k_rotate() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h89;
     let h83 = "ablations/HYPOTHESES.md H83: every CTA walks its rows from k = 0 in step, so the loads in flight are \
                one band 1 KB wide at the same column of every row; spread over the columns, more DRAM channels";
     [
@@ -1214,7 +1225,8 @@ pub(crate) fn k_rotate() -> Vec<GpuTrial> {
 /// 44ddb92 (M = 16 measured 0.982 there, outside the sweep's window) each is pinned from the sweep and the trial's
 /// own runs (1c88247, 44ddb92).
 pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h89;
     let h89 = "ablations/HYPOTHESES.md H89: what the cluster saves (half of each stage's token box read from L2) \
                weighs more as M grows";
     [
@@ -1253,7 +1265,8 @@ pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
 /// resident), against the kernel `auto` ran then: H91(b) expected 5-8% faster at M = 1; 13.5% slower in its sweep
 /// (697fd3a), 17.6% at 1c88247 and 7.8% at 44ddb92: pinned from the sweep and those runs.
 pub(crate) fn skinny_ring() -> GpuTrial {
-    use harness::kernel::dispatch::{auto_variant_before_h89, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_variant_before_h89;
     use harness::kernel::skinny::SkinnyConfig;
     let (label, config) = auto_variant_before_h89(&shape("decode_m1"), H200_SMS);
     let ring = SkinnyConfig {

@@ -287,7 +287,7 @@ fn small_m_switches_name_their_rules() {
 
 #[test]
 fn swap_ab_tiles_the_transposed_problem() {
-    let c = parse_spec(&crate::kernel::dispatch::swap_ab_spec(1)).unwrap();
+    let c = parse_spec(&crate::kernel::frozen_rules::swap_ab_spec(1)).unwrap();
     let s = shape("decode_m1");
     let k = c.kernel_shape(&s);
     assert_eq!((k.m, k.n, k.k), (8192, 1, 8192));

@@ -270,7 +270,8 @@ fn loads_only_trials() -> Vec<GpuTrial> {
 ///
 /// The isolation switches against the whole kernel, each pinned where its hypothesis was refuted.
 fn m200_isolation_trials() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h64, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h64;
     use harness::trial::expect::Expectation;
     let m200 = auto_spec_before_h64(&shape("decode_m200"), H200_SMS).0;
     let m1 = auto_spec_before_h64(&shape("decode_m1"), H200_SMS).0;
@@ -493,7 +494,8 @@ fn clock_trials() -> Vec<GpuTrial> {
 /// switches: H79 as written (each confirmed at ced21d7), on the kernels `auto` ran then; `auto`'s kernel since H89
 /// against H92(a); a chain of MMAs each lap pinned from H90's sweep, which refuted it.
 fn read_floor_trials() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_variant, auto_variant_before_h89, H200_SMS};
+    use harness::kernel::dispatch::{auto_variant, H200_SMS};
+    use harness::kernel::frozen_rules::auto_variant_before_h89;
     use harness::kernel::stream::{StreamConfig, StreamHint};
     let stream = |config: StreamConfig| VariantSpec::Stream {
         name: config.label(),
@@ -609,7 +611,8 @@ fn read_floor_trials() -> Vec<GpuTrial> {
 /// and 1.10 of the linear floor; stream-K's even shares are slower, loads alone and whole; a ring deep enough to
 /// keep two CTAs an SM changes nothing at M = 1 and is slower at M = 64.
 fn floor_gap_trials() -> Vec<GpuTrial> {
-    use harness::kernel::dispatch::{auto_spec_before_h89, H200_SMS};
+    use harness::kernel::dispatch::H200_SMS;
+    use harness::kernel::frozen_rules::auto_spec_before_h89;
     use harness::kernel::stream::{StreamConfig, StreamHint};
     let stream = |config: StreamConfig| VariantSpec::Stream {
         name: config.label(),

@@ -115,14 +115,16 @@
 //! the cycles of its MMAs alone, the tensor pipe 87.6% busy against cuBLAS's 88.9% (H71); at M = 128 its loads alone
 //! take its whole time (H72).
 //!
-//! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to.
+//! Only the project's kernels: cuBLAS is what `auto` is measured against, never what it falls back to. The rules
+//! `auto` followed before (which the trials written then still measure against) are kept apart, in
+//! frozen_rules.rs.
 
 use crate::kernel::config::GemmConfig;
 use crate::kernel::ladder::parse_spec;
 use crate::kernel::problem::Shape;
 
 /// The smallest wgmma n-size of swap-AB's token tile that holds M tokens (128-token tiles past 128).
-fn token_tile(m: usize) -> usize {
+pub(crate) fn token_tile(m: usize) -> usize {
     [8usize, 16, 32, 64, 128]
         .into_iter()
         .find(|&n| n >= m)
@@ -131,7 +133,7 @@ fn token_tile(m: usize) -> usize {
 
 /// Swap-AB with stream-K over every tile and no cluster: `consumers` warpgroups sharing 128 weight rows a tile,
 /// `bn` tokens a tile, `stages` ring positions, the transposed direct epilogue.
-fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
+pub(crate) fn swap_ab_kernel(consumers: u32, bn: usize, stages: u32) -> String {
     format!(
         "rung10:streamk=1,cluster=1,consumers={consumers},wg_m={},bn={bn},stages={stages},epilogue=direct,stmatrix=0,swap_ab=1",
         128 / consumers
@@ -144,30 +146,10 @@ pub fn auto_spec(shape: &Shape, sm_count: u32) -> (String, &'static str) {
     (with_desc_advance(&with_pair_stores(&spec)), rule)
 }
 
-/// `auto`'s choice as it stood before H89: its swap-AB whole tiles at M <= 96 on 2-CTA clusters multicasting the
-/// tokens. The trials written against `auto`'s small-M kernels before then (H79-H88) take their baselines from it,
-/// so they keep measuring the kernels their pins were measured on.
-pub fn auto_spec_before_h89(shape: &Shape, sm_count: u32) -> (String, &'static str) {
-    let (spec, rule) = auto_spec_before_h64(shape, sm_count);
-    (with_desc_advance(&spec), rule)
-}
-
-/// `auto_variant` for `auto_spec_before_h89`'s kernel, labelled as `auto` was then.
-pub fn auto_variant_before_h89(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
-    labelled(auto_spec_before_h89(shape, sm_count).0)
-}
-
-/// `auto`'s choice as it stood before H64: the trials written against `auto`'s kernels before then take their
-/// baselines from it, so they keep measuring the kernels their pins were measured on.
-pub fn auto_spec_before_h64(shape: &Shape, sm_count: u32) -> (String, &'static str) {
-    let (spec, rule) = auto_spec_element_stores(shape, sm_count);
-    (with_pair_stores(&spec), rule)
-}
-
 /// A swap-AB spec with the consumers' descriptors advanced instead of rebuilt (H64: 7-9% faster at M = 192 and
 /// 200, where the token tile makes short wgmmas; no change on tokens_777 and at M = 1); any other spec unchanged
 /// (no change measured on rung 10's tiles at 4096-cubed and on the decode kernels, whose trials keep their pins).
-fn with_desc_advance(spec: &str) -> String {
+pub(crate) fn with_desc_advance(spec: &str) -> String {
     if spec.contains("swap_ab=1") {
         format!("{spec},desc_advance=1")
     } else {
@@ -177,7 +159,7 @@ fn with_desc_advance(spec: &str) -> String {
 
 /// A swap-AB spec with the direct epilogue made to store through the in-register transpose (H40: never slower
 /// than the element stores, 1-2.7% faster with token tiles of 176 columns or more); any other spec unchanged.
-fn with_pair_stores(spec: &str) -> String {
+pub(crate) fn with_pair_stores(spec: &str) -> String {
     if spec.contains("swap_ab=1") && spec.contains("epilogue=direct") {
         format!("{spec},swap_store=pairs")
     } else {
@@ -185,22 +167,16 @@ fn with_pair_stores(spec: &str) -> String {
     }
 }
 
-/// `auto`'s choice as it stood before H40: the rule by shape, swap-AB kernels with the element stores. The
-/// `beyond::swap_store` trials take their baseline from it.
-pub fn auto_spec_element_stores(shape: &Shape, sm_count: u32) -> (String, &'static str) {
-    rule_by_shape(shape, sm_count, TokenCluster::UpToM96)
-}
-
 /// Whether the swap-AB whole tiles of 64 weight rows multicast the tokens over 2-CTA clusters at M <= 96 (H25's
 /// choice), or never (H89: without the cluster 1.8-5.2% faster at every M from 1 to 96, never slower).
 #[derive(Clone, Copy, PartialEq)]
-enum TokenCluster {
+pub(crate) enum TokenCluster {
     UpToM96,
     Never,
 }
 
 /// The rule by shape, before the store path and descriptor advance are chosen (`auto_spec`).
-fn rule_by_shape(
+pub(crate) fn rule_by_shape(
     shape: &Shape,
     sm_count: u32,
     token_cluster: TokenCluster,
@@ -540,7 +516,7 @@ pub fn auto_variant(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
 }
 
 /// One of `auto`'s specs as a variant: its label (`auto=SPEC`) and configuration.
-fn labelled(spec: String) -> (String, GemmConfig) {
+pub(crate) fn labelled(spec: String) -> (String, GemmConfig) {
     let config = parse_spec(&spec).expect("auto's specs parse");
     (format!("auto={spec}"), config)
 }
@@ -556,33 +532,13 @@ pub const DECODE_SPEC: &str = "rung10:streamk=1,bn=128,stages=6";
 /// clusters, 6 stages; `auto` runs it with evict-first and PDL where one wave of them fills the SMs (H31).
 pub const WHOLE_DECODE_SPEC: &str = "rung10:bn=128,stages=6";
 
-/// Swap-AB for M tokens (H19): 128 weight rows a tile as in `SMALL_M_SPEC`, the tokens the smallest wgmma n-size
-/// that holds them (at most 128, in 128-token tiles beyond), stream-K over every tile, 8 stages (6 at n = 128), the
-/// transposed direct epilogue.
-pub fn swap_ab_spec(m: usize) -> String {
-    let n = token_tile(m);
-    // 8 stages of 16 KB of weights as in SMALL_M_SPEC; at n = 128 a stage is 32 KB and 6 is what fits.
-    let stages = if n == 128 { 6 } else { 8 };
-    swap_ab_kernel(1, n, stages)
-}
-
-/// The kernel `auto` ran for each shape of the programmatic-dependent-launch trials when H18 was written (the
-/// trials keep measuring it whatever `auto` runs now).
-pub fn h18_spec(shape: &Shape) -> &'static str {
-    match shape.m {
-        m if m <= 128 => SMALL_M_SPEC,
-        m if m <= 256 && shape.n <= 10240 => DECODE_SPEC,
-        m if m <= 256 => "rung10:streamk=1",
-        _ => "rung10",
-    }
-}
-
 /// The H200's SM count: `auto` resolved before a GPU is opened (trial lists, spec checks) assumes it.
 pub const H200_SMS: u32 = 132;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::frozen_rules::*;
     use crate::kernel::problem::{shape, Shape};
 
     #[test]
