@@ -8,6 +8,7 @@ use crate::kernel::problem::{DType, Shape};
 use crate::kernel::stream::StreamConfig;
 use crate::measure::check;
 use crate::measure::cublas_choice::choose_cublas_path;
+use crate::measure::external::ExternalKernel;
 use crate::measure::measures::{self, Measure};
 use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
@@ -98,6 +99,7 @@ enum BoundVariant<'a> {
     LoadPath(LoadPathKernel<'a>),
     Stream(StreamKernel<'a>),
     Skinny(SkinnyKernel<'a>),
+    External(ExternalKernel<'a>),
 }
 
 impl<'a> BoundVariant<'a> {
@@ -120,6 +122,9 @@ impl<'a> BoundVariant<'a> {
             VariantSpec::Skinny { name, config } => {
                 BoundVariant::Skinny(SkinnyKernel::new(&ctx.gpu, name, config, ops)?)
             }
+            VariantSpec::External { name, spec } => {
+                BoundVariant::External(ExternalKernel::new(&ctx.gpu, name, spec, ops)?)
+            }
         })
     }
 
@@ -134,6 +139,7 @@ impl<'a> BoundVariant<'a> {
             (BoundVariant::LoadPath(k), _) => Ok(k),
             (BoundVariant::Stream(k), _) => Ok(k),
             (BoundVariant::Skinny(k), _) => Ok(k),
+            (BoundVariant::External(k), _) => Ok(k),
         }
     }
 
@@ -180,6 +186,13 @@ impl<'a> BoundVariant<'a> {
                 r
             }
             BoundVariant::Skinny(k) => {
+                let mut r = record(k.label(), None);
+                r.resources = Some(k.report.clone());
+                r.check = Some(against_cublas(k)?);
+                r
+            }
+            // Checked like every GEMM, into the poisoned and guarded output, before it is ever timed.
+            BoundVariant::External(k) => {
                 let mut r = record(k.label(), None);
                 r.resources = Some(k.report.clone());
                 r.check = Some(against_cublas(k)?);

@@ -1,0 +1,1313 @@
+//! External kernels: a GEMM written anywhere (CUDA C++, PTX, a cubin from nvcc, Triton or the CuTe DSL), described
+//! by a TOML manifest and named by the spec `ext:NAME[:SWITCH=VALUE,...]`. The manifest says how to build the
+//! module, which entry point to launch, how its parameters map onto the problem, and its launch geometry as
+//! expressions of the shape and the switches. Everything here is checked on the CPU, before any launch: a
+//! manifest that cannot describe a launch is an error naming the file and the field. docs/external-kernels.md
+//! is the user's guide.
+
+use crate::error::{Error, Result};
+use crate::gpu::compile::{self, Compiled, ResourceReport};
+use crate::kernel::problem::{DType, Shape};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Expressions: whole numbers, + - * / %, parentheses, min/max/cdiv, comparisons and && || ! for `requires`.
+// ---------------------------------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Func {
+    Min,
+    Max,
+    Cdiv,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Num(i64),
+    Name(String),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Call(Func, Vec<Expr>),
+}
+
+/// Nesting deeper than this is refused: a damaged file must not overflow the parser's stack.
+const MAX_DEPTH: usize = 64;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    Num(i64),
+    Name(String),
+    Op(&'static str),
+}
+
+fn tokens(text: &str) -> std::result::Result<Vec<Token>, String> {
+    const OPS: [&str; 17] = [
+        "==", "!=", "<=", ">=", "&&", "||", "+", "-", "*", "/", "%", "(", ")", ",", "<", ">", "!",
+    ];
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().filter(|&&c| c != '_').collect();
+            let n = word
+                .parse::<i64>()
+                .map_err(|_| format!("`{word}` is not a whole number that fits 64 bits"))?;
+            out.push(Token::Num(n));
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            out.push(Token::Name(chars[start..i].iter().collect()));
+        } else {
+            let rest: String = chars[i..chars.len().min(i + 2)].iter().collect();
+            let op = OPS
+                .iter()
+                .find(|op| rest.starts_with(**op))
+                .ok_or_else(|| format!("unexpected character `{c}`"))?;
+            out.push(Token::Op(op));
+            i += op.len();
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    at: usize,
+    depth: usize,
+}
+
+impl Parser {
+    fn peek_op(&self) -> Option<&'static str> {
+        match self.tokens.get(self.at) {
+            Some(Token::Op(op)) => Some(op),
+            _ => None,
+        }
+    }
+    fn eat(&mut self, op: &str) -> bool {
+        if self.peek_op() == Some(op) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, op: &str) -> std::result::Result<(), String> {
+        if self.eat(op) {
+            Ok(())
+        } else {
+            Err(format!("expected `{op}` {}", self.where_()))
+        }
+    }
+    fn where_(&self) -> String {
+        match self.tokens.get(self.at) {
+            None => "at the end".into(),
+            Some(Token::Num(n)) => format!("before `{n}`"),
+            Some(Token::Name(n)) => format!("before `{n}`"),
+            Some(Token::Op(o)) => format!("before `{o}`"),
+        }
+    }
+    fn deeper(&mut self) -> std::result::Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!("nested more than {MAX_DEPTH} deep"));
+        }
+        Ok(())
+    }
+    fn binary_chain(
+        &mut self,
+        ops: &[(&str, BinOp)],
+        next: fn(&mut Parser) -> std::result::Result<Expr, String>,
+    ) -> std::result::Result<Expr, String> {
+        let mut left = next(self)?;
+        'outer: loop {
+            for (text, op) in ops {
+                if self.eat(text) {
+                    let right = next(self)?;
+                    left = Expr::Binary(*op, Box::new(left), Box::new(right));
+                    continue 'outer;
+                }
+            }
+            return Ok(left);
+        }
+    }
+    fn or(&mut self) -> std::result::Result<Expr, String> {
+        self.binary_chain(&[("||", BinOp::Or)], Parser::and)
+    }
+    fn and(&mut self) -> std::result::Result<Expr, String> {
+        self.binary_chain(&[("&&", BinOp::And)], Parser::comparison)
+    }
+    fn comparison(&mut self) -> std::result::Result<Expr, String> {
+        let left = self.sum()?;
+        let ops = [
+            ("==", BinOp::Eq),
+            ("!=", BinOp::Ne),
+            ("<=", BinOp::Le),
+            (">=", BinOp::Ge),
+            ("<", BinOp::Lt),
+            (">", BinOp::Gt),
+        ];
+        for (text, op) in ops {
+            if self.eat(text) {
+                let right = self.sum()?;
+                return Ok(Expr::Binary(op, Box::new(left), Box::new(right)));
+            }
+        }
+        Ok(left)
+    }
+    fn sum(&mut self) -> std::result::Result<Expr, String> {
+        self.binary_chain(&[("+", BinOp::Add), ("-", BinOp::Sub)], Parser::term)
+    }
+    fn term(&mut self) -> std::result::Result<Expr, String> {
+        self.binary_chain(
+            &[("*", BinOp::Mul), ("/", BinOp::Div), ("%", BinOp::Rem)],
+            Parser::unary,
+        )
+    }
+    fn unary(&mut self) -> std::result::Result<Expr, String> {
+        self.deeper()?;
+        let e = if self.eat("-") {
+            Expr::Neg(Box::new(self.unary()?))
+        } else if self.eat("!") {
+            Expr::Not(Box::new(self.unary()?))
+        } else {
+            self.primary()?
+        };
+        self.depth -= 1;
+        Ok(e)
+    }
+    fn primary(&mut self) -> std::result::Result<Expr, String> {
+        match self.tokens.get(self.at).cloned() {
+            Some(Token::Num(n)) => {
+                self.at += 1;
+                Ok(Expr::Num(n))
+            }
+            Some(Token::Name(name)) => {
+                self.at += 1;
+                if !self.eat("(") {
+                    return Ok(Expr::Name(name));
+                }
+                let func = match name.as_str() {
+                    "min" => Func::Min,
+                    "max" => Func::Max,
+                    "cdiv" => Func::Cdiv,
+                    _ => return Err(format!("unknown function `{name}` (min, max, cdiv)")),
+                };
+                let mut args = vec![self.or()?];
+                while self.eat(",") {
+                    args.push(self.or()?);
+                }
+                self.expect(")")?;
+                if args.len() != 2 {
+                    return Err(format!("`{name}` takes 2 arguments, got {}", args.len()));
+                }
+                Ok(Expr::Call(func, args))
+            }
+            Some(Token::Op("(")) => {
+                self.at += 1;
+                let e = self.or()?;
+                self.expect(")")?;
+                Ok(e)
+            }
+            _ => Err(format!(
+                "expected a number, a name or `(` {}",
+                self.where_()
+            )),
+        }
+    }
+}
+
+impl Expr {
+    /// Parses an expression; the error says what is wrong (the caller names the file and field).
+    pub fn parse(text: &str) -> std::result::Result<Expr, String> {
+        let mut p = Parser {
+            tokens: tokens(text)?,
+            at: 0,
+            depth: 0,
+        };
+        if p.tokens.is_empty() {
+            return Err("empty expression".into());
+        }
+        let e = p.or()?;
+        if p.at < p.tokens.len() {
+            return Err(format!("unexpected text {}", p.where_()));
+        }
+        Ok(e)
+    }
+
+    /// Every name the expression reads.
+    pub fn names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.collect_names(&mut out);
+        out
+    }
+    fn collect_names(&self, out: &mut Vec<String>) {
+        match self {
+            Expr::Num(_) => {}
+            Expr::Name(n) => out.push(n.clone()),
+            Expr::Neg(e) | Expr::Not(e) => e.collect_names(out),
+            Expr::Binary(_, a, b) => {
+                a.collect_names(out);
+                b.collect_names(out);
+            }
+            Expr::Call(_, args) => args.iter().for_each(|a| a.collect_names(out)),
+        }
+    }
+
+    /// The value, with `vars` giving each name's; overflow and division by zero are errors, never panics.
+    pub fn eval(&self, vars: &dyn Fn(&str) -> Option<i64>) -> std::result::Result<i64, String> {
+        let overflow = || "arithmetic overflow".to_string();
+        Ok(match self {
+            Expr::Num(n) => *n,
+            Expr::Name(n) => vars(n).ok_or_else(|| format!("unknown name `{n}`"))?,
+            Expr::Neg(e) => e.eval(vars)?.checked_neg().ok_or_else(overflow)?,
+            Expr::Not(e) => (e.eval(vars)? == 0) as i64,
+            Expr::Binary(op, a, b) => {
+                let (x, y) = (a.eval(vars)?, b.eval(vars)?);
+                match op {
+                    BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
+                    BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
+                    BinOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+                    BinOp::Div | BinOp::Rem if y == 0 => return Err("division by zero".into()),
+                    BinOp::Div => x.checked_div(y).ok_or_else(overflow)?,
+                    BinOp::Rem => x.checked_rem(y).ok_or_else(overflow)?,
+                    BinOp::Eq => (x == y) as i64,
+                    BinOp::Ne => (x != y) as i64,
+                    BinOp::Lt => (x < y) as i64,
+                    BinOp::Le => (x <= y) as i64,
+                    BinOp::Gt => (x > y) as i64,
+                    BinOp::Ge => (x >= y) as i64,
+                    BinOp::And => (x != 0 && y != 0) as i64,
+                    BinOp::Or => (x != 0 || y != 0) as i64,
+                }
+            }
+            Expr::Call(f, args) => {
+                let (x, y) = (args[0].eval(vars)?, args[1].eval(vars)?);
+                match f {
+                    Func::Min => x.min(y),
+                    Func::Max => x.max(y),
+                    Func::Cdiv if y <= 0 => {
+                        return Err(format!("cdiv({x}, {y}): the divisor must be positive"))
+                    }
+                    Func::Cdiv => x.div_euclid(y) + (x.rem_euclid(y) != 0) as i64,
+                }
+            }
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The manifest as written (TOML), then as checked.
+// ---------------------------------------------------------------------------------------------------------------
+
+/// A number or an expression: `grid = ["cdiv(N, BN)", "cdiv(M, BM)", 1]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+enum Number {
+    Int(i64),
+    Text(String),
+}
+
+impl Number {
+    fn text(&self) -> String {
+        match self {
+            Number::Int(i) => i.to_string(),
+            Number::Text(s) => s.clone(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    #[serde(default)]
+    description: Option<String>,
+    module: RawModule,
+    entry: String,
+    params: Vec<String>,
+    grid: Vec<Number>,
+    block: Vec<Number>,
+    #[serde(default)]
+    cluster: Option<Vec<Number>>,
+    #[serde(default)]
+    shared_memory: Option<Number>,
+    dtypes: Vec<String>,
+    layout: String,
+    arch: String,
+    #[serde(default)]
+    requires: Vec<String>,
+    #[serde(default)]
+    switches: BTreeMap<String, RawSwitch>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModule {
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    ptx: Option<String>,
+    #[serde(default)]
+    cubin: Option<String>,
+    #[serde(default)]
+    sha256: Option<String>,
+    #[serde(default)]
+    include: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSwitch {
+    default: Number,
+    #[serde(default)]
+    values: Option<Vec<Number>>,
+}
+
+/// The one operand layout the suite's problems have: A is M x K and B is N x K, both row-major, and C = A B^T is
+/// M x N row-major (harness/measure/reference.rs calls cuBLAS that way).
+pub const LAYOUT: &str = "row_major_abt";
+
+/// The names every expression may read, besides the switches.
+pub const PROBLEM_NAMES: [&str; 6] = ["M", "N", "K", "lda", "ldb", "ldc"];
+
+/// Parameters a manifest may list at most (the launch copies them onto the stack, no allocation).
+pub const MAX_PARAMS: usize = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarType {
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+}
+
+impl ScalarType {
+    fn parse(s: &str) -> Option<ScalarType> {
+        Some(match s {
+            "i32" => ScalarType::I32,
+            "u32" => ScalarType::U32,
+            "i64" => ScalarType::I64,
+            "u64" => ScalarType::U64,
+            "f32" => ScalarType::F32,
+            "f64" => ScalarType::F64,
+            _ => return None,
+        })
+    }
+    pub fn size(self) -> usize {
+        match self {
+            ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
+            _ => 8,
+        }
+    }
+    /// The value's bytes (little-endian, in the low bytes of a 64-bit slot), or why it does not fit.
+    fn encode(self, v: i64) -> std::result::Result<u64, String> {
+        let fits = |ok: bool, ty: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("{v} does not fit {ty}"))
+            }
+        };
+        Ok(match self {
+            ScalarType::I32 => {
+                fits(i32::try_from(v).is_ok(), "i32")?;
+                (v as i32) as u32 as u64
+            }
+            ScalarType::U32 => {
+                fits(u32::try_from(v).is_ok(), "u32")?;
+                v as u64
+            }
+            ScalarType::I64 => v as u64,
+            ScalarType::U64 => {
+                fits(v >= 0, "u64")?;
+                v as u64
+            }
+            ScalarType::F32 => (v as f32).to_bits() as u64,
+            ScalarType::F64 => (v as f64).to_bits(),
+        })
+    }
+}
+
+/// One kernel parameter, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Param {
+    A,
+    B,
+    C,
+    Null,
+    /// A zeroed workspace of this many bytes.
+    Scratch(Expr),
+    Scalar(ScalarType, Expr),
+}
+
+impl Param {
+    pub fn size(&self) -> usize {
+        match self {
+            Param::Scalar(t, _) => t.size(),
+            _ => 8,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Module {
+    /// CUDA C++ compiled by NVRTC, switches as `-D` defines, include folders as `-I`.
+    Source {
+        file: PathBuf,
+        include: Vec<PathBuf>,
+    },
+    /// PTX, compiled by the driver when the module is loaded.
+    Ptx(PathBuf),
+    /// A prebuilt cubin or fatbin, with the SHA-256 it must have.
+    Cubin { file: PathBuf, sha256: String },
+}
+
+/// The oldest GPU architecture the module runs on (`sm_80`), or the one it needs exactly (`sm_90a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arch {
+    pub major: i32,
+    pub minor: i32,
+    /// `a`: architecture-specific features (wgmma, setmaxnreg): runs on this compute capability only.
+    pub specific: bool,
+}
+
+impl Arch {
+    pub fn parse(s: &str) -> Option<Arch> {
+        let digits = s.strip_prefix("sm_")?;
+        let (digits, specific) = match digits.strip_suffix('a') {
+            Some(d) => (d, true),
+            None => (digits, false),
+        };
+        if digits.len() < 2 || !digits.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let n: i32 = digits.parse().ok()?;
+        Some(Arch {
+            major: n / 10,
+            minor: n % 10,
+            specific,
+        })
+    }
+    pub fn name(&self) -> String {
+        format!(
+            "sm_{}{}{}",
+            self.major,
+            self.minor,
+            if self.specific { "a" } else { "" }
+        )
+    }
+    /// Whether a GPU of compute capability `cc` runs it.
+    pub fn runs_on(&self, cc: (i32, i32)) -> bool {
+        if self.specific {
+            cc == (self.major, self.minor)
+        } else {
+            cc >= (self.major, self.minor)
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Switch {
+    pub name: String,
+    pub default: String,
+    /// None: any whole number.
+    pub values: Option<Vec<String>>,
+}
+
+/// A checked manifest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Manifest {
+    pub path: PathBuf,
+    pub description: Option<String>,
+    pub module: Module,
+    pub entry: String,
+    pub params: Vec<Param>,
+    pub grid: [Expr; 3],
+    pub block: [Expr; 3],
+    pub cluster: Option<[Expr; 3]>,
+    pub shared_memory: Expr,
+    pub dtypes: Vec<DType>,
+    pub arch: Arch,
+    pub requires: Vec<(String, Expr)>,
+    pub switches: Vec<Switch>,
+}
+
+/// A switch value goes onto NVRTC's command line as `-DNAME=VALUE`: only plain words are allowed.
+fn plain_word(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+fn identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Manifest {
+    /// Reads and checks the manifest at `path`: every field, the module's files (and a cubin's checksum).
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("{}: cannot read it: {e}", path.display())))?;
+        Manifest::from_text(path, &text)
+    }
+
+    /// Checks a manifest's text; `path` names it in errors and anchors its relative paths.
+    pub fn from_text(path: &Path, text: &str) -> Result<Manifest> {
+        let at =
+            |field: &str, msg: String| Error::Config(format!("{}: {field}: {msg}", path.display()));
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            Error::Config(format!(
+                "{}: {}",
+                path.display(),
+                e.to_string().trim_end().replace('\n', "\n  ")
+            ))
+        })?;
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+
+        // Switches first: the expressions may read them.
+        let mut switches = Vec::new();
+        for (name, sw) in &raw.switches {
+            let field = format!("switches.{name}");
+            if !identifier(name) || PROBLEM_NAMES.contains(&name.as_str()) {
+                return Err(at(
+                    &field,
+                    format!(
+                        "a switch is named like a C identifier and not one of {}",
+                        PROBLEM_NAMES.join(", ")
+                    ),
+                ));
+            }
+            let values = sw
+                .values
+                .as_ref()
+                .map(|v| v.iter().map(Number::text).collect::<Vec<_>>());
+            let default = sw.default.text();
+            for v in values.iter().flatten().chain(std::iter::once(&default)) {
+                if !plain_word(v) {
+                    return Err(at(
+                        &field,
+                        format!("`{v}` is not a plain value (letters, digits, _ . -)"),
+                    ));
+                }
+            }
+            match &values {
+                Some(vs) if vs.is_empty() => {
+                    return Err(at(&format!("{field}.values"), "empty list".into()))
+                }
+                Some(vs) if !vs.contains(&default) => {
+                    return Err(at(
+                        &format!("{field}.default"),
+                        format!("`{default}` is not one of its values {vs:?}"),
+                    ))
+                }
+                None if default.parse::<i64>().is_err() => {
+                    return Err(at(
+                        &format!("{field}.default"),
+                        format!("`{default}` is not a whole number (list `values` for words)"),
+                    ))
+                }
+                _ => {}
+            }
+            switches.push(Switch {
+                name: name.clone(),
+                default,
+                values,
+            });
+        }
+        let known = |n: &str| PROBLEM_NAMES.contains(&n) || switches.iter().any(|s| s.name == n);
+        let expr = |field: &str, text: &str| -> Result<Expr> {
+            let e = Expr::parse(text).map_err(|m| at(field, format!("`{text}`: {m}")))?;
+            if let Some(unknown) = e.names().into_iter().find(|n| !known(n)) {
+                return Err(at(
+                    field,
+                    format!(
+                        "`{text}`: unknown name `{unknown}` (known: {}{})",
+                        PROBLEM_NAMES.join(", "),
+                        switches
+                            .iter()
+                            .map(|s| format!(", {}", s.name))
+                            .collect::<String>()
+                    ),
+                ));
+            }
+            Ok(e)
+        };
+        let three = |field: &str, items: &[Number]| -> Result<[Expr; 3]> {
+            if items.is_empty() || items.len() > 3 {
+                return Err(at(
+                    field,
+                    format!("1 to 3 dimensions (x, y, z), got {}", items.len()),
+                ));
+            }
+            let mut out = [Expr::Num(1), Expr::Num(1), Expr::Num(1)];
+            for (i, item) in items.iter().enumerate() {
+                out[i] = expr(&format!("{field}[{i}]"), &item.text())?;
+            }
+            Ok(out)
+        };
+
+        let file = |field: &str, rel: &str| -> Result<PathBuf> {
+            let p = dir.join(rel);
+            if !p.is_file() {
+                return Err(at(field, format!("no file {}", p.display())));
+            }
+            Ok(p)
+        };
+        let m = &raw.module;
+        let module = match (&m.source, &m.ptx, &m.cubin) {
+            (Some(src), None, None) => {
+                if m.sha256.is_some() {
+                    return Err(at(
+                        "module.sha256",
+                        "only a cubin carries a checksum".into(),
+                    ));
+                }
+                let mut include = Vec::new();
+                for (i, inc) in m.include.iter().enumerate() {
+                    let p = dir.join(inc);
+                    if !p.is_dir() {
+                        return Err(at(
+                            &format!("module.include[{i}]"),
+                            format!("no folder {}", p.display()),
+                        ));
+                    }
+                    include.push(p);
+                }
+                Module::Source {
+                    file: file("module.source", src)?,
+                    include,
+                }
+            }
+            (None, Some(ptx), None) => Module::Ptx(file("module.ptx", ptx)?),
+            (None, None, Some(cubin)) => {
+                let f = file("module.cubin", cubin)?;
+                let Some(want) = &m.sha256 else {
+                    return Err(at(
+                        "module.sha256",
+                        "a cubin needs its SHA-256 (sha256sum FILE)".into(),
+                    ));
+                };
+                let bytes = std::fs::read(&f)
+                    .map_err(|e| at("module.cubin", format!("cannot read {}: {e}", f.display())))?;
+                let got = sha256_hex(&bytes);
+                if !got.eq_ignore_ascii_case(want.trim()) {
+                    return Err(at(
+                        "module.sha256",
+                        format!(
+                            "{} has SHA-256 {got}, the manifest says {}: rebuild it or update the checksum",
+                            f.display(),
+                            want.trim()
+                        ),
+                    ));
+                }
+                Module::Cubin {
+                    file: f,
+                    sha256: got,
+                }
+            }
+            _ => {
+                return Err(at(
+                    "module",
+                    "name exactly one of `source` (CUDA C++), `ptx` or `cubin`".into(),
+                ))
+            }
+        };
+        if !matches!(module, Module::Source { .. }) && !m.include.is_empty() {
+            return Err(at(
+                "module.include",
+                "only a source module has include folders".into(),
+            ));
+        }
+        if !identifier(&raw.entry) {
+            return Err(at(
+                "entry",
+                format!("`{}` is not a function name", raw.entry),
+            ));
+        }
+
+        if raw.params.len() > MAX_PARAMS {
+            return Err(at(
+                "params",
+                format!("{} parameters; at most {MAX_PARAMS}", raw.params.len()),
+            ));
+        }
+        let mut params = Vec::new();
+        for (i, p) in raw.params.iter().enumerate() {
+            let field = format!("params[{i}]");
+            let p = p.trim();
+            params.push(match p {
+                "A" => Param::A,
+                "B" => Param::B,
+                "C" => Param::C,
+                "null" => Param::Null,
+                _ => {
+                    if let Some(inner) = p
+                        .strip_prefix("scratch(")
+                        .and_then(|r| r.strip_suffix(')'))
+                    {
+                        Param::Scratch(expr(&field, inner)?)
+                    } else if let Some((ty, e)) = p.split_once(':') {
+                        let ty = ScalarType::parse(ty.trim()).ok_or_else(|| {
+                            at(
+                                &field,
+                                format!("`{p}`: unknown scalar type `{ty}` (i32, u32, i64, u64, f32, f64)"),
+                            )
+                        })?;
+                        Param::Scalar(ty, expr(&field, e)?)
+                    } else {
+                        return Err(at(
+                            &field,
+                            format!(
+                                "unknown parameter kind `{p}`: A, B, C, null, scratch(BYTES) or TYPE:EXPR (i32:M)"
+                            ),
+                        ));
+                    }
+                }
+            });
+        }
+
+        let mut dtypes = Vec::new();
+        for (i, d) in raw.dtypes.iter().enumerate() {
+            dtypes.push(
+                DType::parse(d)
+                    .ok_or_else(|| at(&format!("dtypes[{i}]"), format!("`{d}`: fp16 or bf16")))?,
+            );
+        }
+        if dtypes.is_empty() {
+            return Err(at("dtypes", "name at least one of fp16, bf16".into()));
+        }
+        if raw.layout != LAYOUT {
+            return Err(at(
+                "layout",
+                format!(
+                    "`{}`: the suite's operands are `{LAYOUT}` (A is M x K and B is N x K, row-major; C = A B^T, M x N \
+                     row-major)",
+                    raw.layout
+                ),
+            ));
+        }
+        let arch = Arch::parse(&raw.arch).ok_or_else(|| {
+            at(
+                "arch",
+                format!("`{}`: write it as sm_80, sm_90a ...", raw.arch),
+            )
+        })?;
+        let mut requires = Vec::new();
+        for (i, r) in raw.requires.iter().enumerate() {
+            requires.push((r.clone(), expr(&format!("requires[{i}]"), r)?));
+        }
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            description: raw.description,
+            module,
+            entry: raw.entry,
+            params,
+            grid: three("grid", &raw.grid)?,
+            block: three("block", &raw.block)?,
+            cluster: raw
+                .cluster
+                .as_deref()
+                .map(|c| three("cluster", c))
+                .transpose()?,
+            shared_memory: match &raw.shared_memory {
+                Some(n) => expr("shared_memory", &n.text())?,
+                None => Expr::Num(0),
+            },
+            dtypes,
+            arch,
+            requires,
+            switches,
+        })
+    }
+
+    fn err(&self, field: &str, msg: String) -> Error {
+        Error::Config(format!("{}: {field}: {msg}", self.path.display()))
+    }
+
+    /// Every switch's value: the defaults, with `chosen` on top; an unknown switch or a value outside its set is
+    /// an error naming both.
+    pub fn switch_values(&self, chosen: &[(String, String)]) -> Result<BTreeMap<String, String>> {
+        let mut values: BTreeMap<String, String> = self
+            .switches
+            .iter()
+            .map(|s| (s.name.clone(), s.default.clone()))
+            .collect();
+        for (name, value) in chosen {
+            let Some(sw) = self.switches.iter().find(|s| &s.name == name) else {
+                return Err(self.err(
+                    "switches",
+                    format!(
+                        "no switch `{name}` (it has {})",
+                        if self.switches.is_empty() {
+                            "none".to_string()
+                        } else {
+                            self.switches
+                                .iter()
+                                .map(|s| s.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        }
+                    ),
+                ));
+            };
+            let allowed = match &sw.values {
+                Some(vs) => vs.contains(value),
+                None => value.parse::<i64>().is_ok(),
+            };
+            if !allowed {
+                return Err(self.err(
+                    &format!("switches.{name}"),
+                    match &sw.values {
+                        Some(vs) => format!("`{value}` is not one of {}", vs.join(", ")),
+                        None => format!("`{value}` is not a whole number"),
+                    },
+                ));
+            }
+            values.insert(name.clone(), value.clone());
+        }
+        Ok(values)
+    }
+
+    /// The launch for one problem: dtype and `requires` checked, then grid, block, cluster, shared memory and
+    /// parameters evaluated and checked against CUDA's limits. `ldc` is C's row stride (the correctness check's
+    /// guarded output has a wider one than the timed output's N).
+    pub fn plan(
+        &self,
+        switches: &BTreeMap<String, String>,
+        shape: &Shape,
+        dtype: DType,
+        ldc: usize,
+    ) -> Result<LaunchPlan> {
+        if !self.dtypes.contains(&dtype) {
+            return Err(self.err(
+                "dtypes",
+                format!(
+                    "{} is not supported (it takes {})",
+                    dtype.name(),
+                    self.dtypes
+                        .iter()
+                        .map(|d| d.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        let problem = [
+            ("M", shape.m),
+            ("N", shape.n),
+            ("K", shape.k),
+            ("lda", shape.k),
+            ("ldb", shape.k),
+            ("ldc", ldc),
+        ];
+        let vars = |name: &str| -> Option<i64> {
+            problem
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| *v as i64)
+                .or_else(|| switches.get(name).and_then(|v| v.parse().ok()))
+        };
+        let eval = |field: &str, e: &Expr| -> Result<i64> {
+            // A switch that holds a word is a define only: name it rather than call it unknown.
+            if let Some(word) = e
+                .names()
+                .into_iter()
+                .find(|n| switches.get(n).is_some_and(|v| v.parse::<i64>().is_err()))
+            {
+                return Err(self.err(
+                    field,
+                    format!("switch {word}={} is not a number", switches[&word]),
+                ));
+            }
+            e.eval(&vars).map_err(|m| {
+                self.err(
+                    field,
+                    format!("{m} (shape {}x{}x{})", shape.m, shape.n, shape.k),
+                )
+            })
+        };
+        for (i, (text, e)) in self.requires.iter().enumerate() {
+            if eval(&format!("requires[{i}]"), e)? == 0 {
+                return Err(self.err(
+                    &format!("requires[{i}]"),
+                    format!(
+                        "shape {} ({}x{}x{}) fails `{text}`",
+                        shape.name, shape.m, shape.n, shape.k
+                    ),
+                ));
+            }
+        }
+        let dims = |field: &str, es: &[Expr; 3], limits: [i64; 3]| -> Result<[u32; 3]> {
+            let mut out = [1u32; 3];
+            for (i, e) in es.iter().enumerate() {
+                let v = eval(&format!("{field}[{i}]"), e)?;
+                if v < 1 {
+                    return Err(self.err(
+                        &format!("{field}[{i}]"),
+                        format!(
+                            "{v}: an empty {field} (shape {}x{}x{})",
+                            shape.m, shape.n, shape.k
+                        ),
+                    ));
+                }
+                if v > limits[i] {
+                    return Err(self.err(
+                        &format!("{field}[{i}]"),
+                        format!("{v} is over CUDA's limit of {}", limits[i]),
+                    ));
+                }
+                out[i] = v as u32;
+            }
+            Ok(out)
+        };
+        let grid = dims("grid", &self.grid, [i32::MAX as i64, 65535, 65535])?;
+        let block = dims("block", &self.block, [1024, 1024, 64])?;
+        let threads: u32 = block.iter().product();
+        if threads > 1024 {
+            return Err(self.err(
+                "block",
+                format!("{threads} threads in a block; CUDA allows 1024"),
+            ));
+        }
+        let cluster = match &self.cluster {
+            Some(c) => {
+                let c = dims("cluster", c, [16, 16, 16])?;
+                if c.iter().product::<u32>() > 16 {
+                    return Err(self.err("cluster", format!("{c:?}: at most 16 blocks")));
+                }
+                for i in 0..3 {
+                    if grid[i] % c[i] != 0 {
+                        return Err(self.err(
+                            &format!("cluster[{i}]"),
+                            format!("{} does not divide grid[{i}] = {}", c[i], grid[i]),
+                        ));
+                    }
+                }
+                c
+            }
+            None => [1, 1, 1],
+        };
+        let smem = eval("shared_memory", &self.shared_memory)?;
+        let smem = u32::try_from(smem).map_err(|_| {
+            self.err(
+                "shared_memory",
+                format!("{smem} bytes: from 0 to {} bytes", u32::MAX),
+            )
+        })?;
+        let mut params = Vec::new();
+        for (i, p) in self.params.iter().enumerate() {
+            let field = format!("params[{i}]");
+            params.push(match p {
+                Param::A => PlannedParam::A,
+                Param::B => PlannedParam::B,
+                Param::C => PlannedParam::C,
+                Param::Null => PlannedParam::Value(0),
+                Param::Scratch(e) => {
+                    let bytes = eval(&field, e)?;
+                    if !(0..=(1i64 << 40)).contains(&bytes) {
+                        return Err(self.err(&field, format!("scratch of {bytes} bytes")));
+                    }
+                    PlannedParam::Scratch(bytes as u64)
+                }
+                Param::Scalar(ty, e) => {
+                    let v = eval(&field, e)?;
+                    PlannedParam::Value(ty.encode(v).map_err(|m| self.err(&field, m))?)
+                }
+            });
+        }
+        Ok(LaunchPlan {
+            grid,
+            block,
+            cluster,
+            shared_memory: smem,
+            params,
+        })
+    }
+
+    /// The size in bytes of each parameter, as the entry point must declare them.
+    pub fn param_sizes(&self) -> Vec<usize> {
+        self.params.iter().map(Param::size).collect()
+    }
+}
+
+/// One parameter with its value known (the operand pointers are the operand set's, filled at launch).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PlannedParam {
+    A,
+    B,
+    C,
+    Scratch(u64),
+    /// The value's bytes in the low bytes of a 64-bit slot.
+    Value(u64),
+}
+
+/// A launch with every expression evaluated: computed once when a variant is bound, never per launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchPlan {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub cluster: [u32; 3],
+    pub shared_memory: u32,
+    pub params: Vec<PlannedParam>,
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The spec `ext:NAME[:SWITCH=VALUE,...]`.
+// ---------------------------------------------------------------------------------------------------------------
+
+/// Where `ext:NAME` looks for `NAME/kernel.toml`, in order: the working directory's `kernels/ext`, then the
+/// repository's.
+pub fn search_folders() -> Vec<PathBuf> {
+    vec![
+        PathBuf::from("kernels/ext"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/ext"),
+    ]
+}
+
+/// An external kernel as a spec names it: its manifest's path and the switches set on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExternalSpec {
+    /// The manifest, as an absolute path (a trial's child process resolves it the same way).
+    pub manifest: PathBuf,
+    pub switches: Vec<(String, String)>,
+}
+
+impl ExternalSpec {
+    /// The spec's kernel, when it starts with `ext:`; the manifest is read and the switches checked against it.
+    pub fn parse(spec: &str) -> Option<Result<ExternalSpec>> {
+        let head = spec.get(..4)?;
+        if !head.eq_ignore_ascii_case("ext:") {
+            return None;
+        }
+        Some(ExternalSpec::parse_rest(spec, &spec[4..]))
+    }
+
+    fn parse_rest(spec: &str, rest: &str) -> Result<ExternalSpec> {
+        let (name, changes) = rest.split_once(':').unwrap_or((rest, ""));
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(Error::Config(format!(
+                "`{spec}`: name a manifest: ext:NAME (kernels/ext/NAME/kernel.toml) or ext:PATH.toml"
+            )));
+        }
+        let manifest = if name.ends_with(".toml") || name.contains('/') {
+            let p = PathBuf::from(name);
+            if !p.is_file() {
+                return Err(Error::Config(format!("`{spec}`: no manifest {name}")));
+            }
+            p
+        } else {
+            let tried: Vec<PathBuf> = search_folders()
+                .into_iter()
+                .map(|d| d.join(name).join("kernel.toml"))
+                .collect();
+            match tried.iter().find(|p| p.is_file()) {
+                Some(p) => p.clone(),
+                None => {
+                    return Err(Error::Config(format!(
+                        "`{spec}`: no manifest {}",
+                        tried
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(" nor ")
+                    )))
+                }
+            }
+        };
+        let manifest = std::fs::canonicalize(&manifest).unwrap_or(manifest);
+        let mut switches = Vec::new();
+        for change in changes.split(',').filter(|c| !c.trim().is_empty()) {
+            let (k, v) = change.split_once('=').ok_or_else(|| {
+                Error::Config(format!("`{change}` in `{spec}` is not SWITCH=VALUE"))
+            })?;
+            switches.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        let spec = ExternalSpec { manifest, switches };
+        spec.load()?;
+        Ok(spec)
+    }
+
+    /// The manifest, and every switch's value.
+    pub fn load(&self) -> Result<(Manifest, BTreeMap<String, String>)> {
+        let m = Manifest::load(&self.manifest)?;
+        let values = m.switch_values(&self.switches)?;
+        Ok((m, values))
+    }
+
+    /// Checks the kernel can run this problem (its dtype and `requires`, a launch that CUDA accepts), on the CPU.
+    pub fn validate(&self, shape: &Shape, dtype: DType) -> Result<()> {
+        let (m, values) = self.load()?;
+        m.plan(&values, shape, dtype, shape.n).map(|_| ())
+    }
+
+    /// Builds the module: NVRTC for a source (switches as defines), the file itself for PTX or a cubin.
+    pub fn build(&self, label: &str) -> Result<Built> {
+        let (manifest, switches) = self.load()?;
+        let compiled = match &manifest.module {
+            Module::Source { file, include } => {
+                if manifest.arch.major * 10 + manifest.arch.minor > 90 {
+                    return Err(manifest.err(
+                        "arch",
+                        format!(
+                            "{}: sources are compiled for {}, the suite's GPU",
+                            manifest.arch.name(),
+                            compile::ARCH
+                        ),
+                    ));
+                }
+                let source = std::fs::read_to_string(file).map_err(|e| {
+                    manifest.err(
+                        "module.source",
+                        format!("cannot read {}: {e}", file.display()),
+                    )
+                })?;
+                let mut options: Vec<String> =
+                    switches.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
+                options.extend(include.iter().map(|d| format!("-I{}", d.display())));
+                // The cache key holds what the includes hold, so an edited header is recompiled.
+                let mut headers = Vec::new();
+                for dir in include {
+                    folder_contents(dir, &mut headers, 0);
+                }
+                compile::compile_with(label, &source, &options, &headers)?
+            }
+            Module::Ptx(file) => {
+                let mut bytes = std::fs::read(file).map_err(|e| {
+                    manifest.err("module.ptx", format!("cannot read {}: {e}", file.display()))
+                })?;
+                bytes.push(0); // the driver reads PTX as a C string
+                Arc::new(Compiled {
+                    variant: label.to_string(),
+                    cubin: bytes,
+                    report: ResourceReport::default(),
+                    nvrtc_version: String::new(),
+                })
+            }
+            Module::Cubin { file, sha256 } => {
+                let bytes = std::fs::read(file).map_err(|e| {
+                    manifest.err(
+                        "module.cubin",
+                        format!("cannot read {}: {e}", file.display()),
+                    )
+                })?;
+                // Checked again here: the file may have changed since the manifest was read.
+                let got = sha256_hex(&bytes);
+                if &got != sha256 {
+                    return Err(manifest.err(
+                        "module.sha256",
+                        format!(
+                            "{} has SHA-256 {got}, the manifest says {sha256}",
+                            file.display()
+                        ),
+                    ));
+                }
+                Arc::new(Compiled {
+                    variant: label.to_string(),
+                    cubin: bytes,
+                    report: ResourceReport::default(),
+                    nvrtc_version: String::new(),
+                })
+            }
+        };
+        Ok(Built {
+            manifest,
+            switches,
+            compiled,
+        })
+    }
+
+    /// What `show` prints: the manifest's launch with the switches resolved, then the source (where there is one).
+    pub fn shown(&self, label: &str) -> Result<String> {
+        let (m, values) = self.load()?;
+        let mut out = format!("// {label}: {}\n", m.path.display());
+        if let Some(d) = &m.description {
+            out += &format!("// {d}\n");
+        }
+        out += &format!(
+            "// entry {}, {} parameters, arch {}\n",
+            m.entry,
+            m.params.len(),
+            m.arch.name()
+        );
+        for (k, v) in &values {
+            out += &format!("#define {k} {v}\n");
+        }
+        if let Module::Source { file, .. } = &m.module {
+            out += &std::fs::read_to_string(file).map_err(|e| {
+                m.err(
+                    "module.source",
+                    format!("cannot read {}: {e}", file.display()),
+                )
+            })?;
+        }
+        Ok(out)
+    }
+}
+
+/// Every file's path and bytes under `dir` (sorted, a few levels deep), for a cache key.
+fn folder_contents(dir: &Path, out: &mut Vec<u8>, depth: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() && depth < 4 {
+            folder_contents(&p, out, depth + 1);
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            out.extend(p.display().to_string().as_bytes());
+            out.extend(bytes);
+        }
+    }
+}
+
+/// A built module with the manifest and switches it was built from.
+pub struct Built {
+    pub manifest: Manifest,
+    pub switches: BTreeMap<String, String>,
+    pub compiled: Arc<Compiled>,
+}
