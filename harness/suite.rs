@@ -145,6 +145,18 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
     trials
 }
 
+/// One failing trial per hypothesis file that could not become trials (trial/hypothesis_files.rs): its message
+/// names the file and the field; the other trials, and the listing, are untouched.
+pub fn broken_hypothesis_trials(broken: Vec<crate::trial::hypothesis_files::Broken>) -> Vec<Trial> {
+    broken
+        .into_iter()
+        .map(|b| {
+            let message = b.message;
+            Trial::test(b.name, move || Err(Failed::from(message)))
+        })
+        .collect()
+}
+
 /// One compile trial per distinct external kernel and dtype (`compile::ext:NAME...::fp16`): the manifest is read
 /// and checked, the switches against it, the dtype against its list, and the module built (NVRTC for a source,
 /// the checksum for a cubin), so a bad manifest or configuration fails on a machine without a GPU.

@@ -4,6 +4,7 @@
 pub mod calibration;
 pub mod expect;
 pub mod hypothesis;
+pub mod hypothesis_files;
 pub mod job;
 pub mod pins;
 pub mod profile;
