@@ -1311,3 +1311,507 @@ pub struct Built {
     pub switches: BTreeMap<String, String>,
     pub compiled: Arc<Compiled>,
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::measure::oc::Rng;
+
+    /// A fresh folder under the temporary directory, for this process and `tag`.
+    pub(crate) fn scratch_folder(tag: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("gemm-ablate-test-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    pub(crate) const GOOD: &str = r#"
+module = { source = "k.cu" }
+entry = "k"
+params = ["A", "B", "C", "i32:M", "i32:N", "i32:K", "i32:ldc", "null", "scratch(M * 4)", "f32:1"]
+grid = ["cdiv(N, BN)", "cdiv(M, BM)"]
+block = [128]
+shared_memory = "BM * 64"
+dtypes = ["fp16"]
+layout = "row_major_abt"
+arch = "sm_80"
+requires = ["M % BM == 0", "K % 32 == 0"]
+
+[switches]
+BM = { default = 128, values = [64, 128] }
+BN = { default = 128 }
+"#;
+
+    /// A folder holding `k.cu` and the manifest `text`; the manifest's path.
+    fn manifest_file(tag: &str, text: &str) -> PathBuf {
+        let dir = scratch_folder(tag);
+        std::fs::write(dir.join("k.cu"), "extern \"C\" __global__ void k() {}\n").unwrap();
+        let path = dir.join("kernel.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn eval(text: &str) -> std::result::Result<i64, String> {
+        Expr::parse(text)?.eval(&|n| match n {
+            "M" => Some(4096),
+            "N" => Some(100),
+            "BM" => Some(128),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn expressions_follow_precedence_and_say_what_is_wrong() {
+        assert_eq!(eval("1 + 2 * 3").unwrap(), 7);
+        assert_eq!(eval("(1 + 2) * 3").unwrap(), 9);
+        assert_eq!(eval("10 - 4 - 3").unwrap(), 3);
+        assert_eq!(eval("M / BM").unwrap(), 32);
+        assert_eq!(eval("cdiv(N, 64)").unwrap(), 2);
+        assert_eq!(eval("cdiv(128, 64)").unwrap(), 2);
+        assert_eq!(eval("min(M, N) + max(3, -2)").unwrap(), 103);
+        assert_eq!(eval("N % 7").unwrap(), 2);
+        assert_eq!(eval("-N + 1").unwrap(), -99);
+        assert_eq!(eval("M % BM == 0 && N >= 64").unwrap(), 1);
+        assert_eq!(eval("N < 64 || !(M != 4096)").unwrap(), 1);
+        assert_eq!(eval("1_000").unwrap(), 1000);
+        for (bad, says) in [
+            ("", "empty"),
+            ("1 +", "expected a number"),
+            ("(1 + 2", "expected `)`"),
+            ("1 2", "unexpected text"),
+            ("M $ 2", "unexpected character"),
+            ("foo(1, 2)", "unknown function"),
+            ("min(1)", "takes 2 arguments"),
+            ("X + 1", "unknown name `X`"),
+            ("M / (BM - 128)", "division by zero"),
+            ("M % 0", "division by zero"),
+            ("cdiv(M, 0)", "must be positive"),
+            ("9223372036854775807 + 1", "overflow"),
+            ("99999999999999999999", "fits 64 bits"),
+        ] {
+            let e = eval(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let deep = format!("{}1{}", "(".repeat(200), ")".repeat(200));
+        assert!(eval(&deep).unwrap_err().contains("nested"));
+        assert!(eval(&"-".repeat(500)).unwrap_err().contains("nested"));
+    }
+
+    #[test]
+    fn a_good_manifest_plans_its_launch_once() {
+        let path = manifest_file("good", GOOD);
+        let m = Manifest::load(&path).unwrap();
+        assert_eq!(m.params.len(), 10);
+        assert_eq!(m.param_sizes(), vec![8, 8, 8, 4, 4, 4, 4, 8, 8, 4]);
+        let values = m
+            .switch_values(&[("BM".into(), "64".into()), ("BN".into(), "96".into())])
+            .unwrap();
+        let shape = Shape::new("t", 256, 1000, 64);
+        let plan = m.plan(&values, &shape, DType::F16, 1000).unwrap();
+        assert_eq!(plan.grid, [11, 4, 1]);
+        assert_eq!(plan.block, [128, 1, 1]);
+        assert_eq!(plan.cluster, [1, 1, 1]);
+        assert_eq!(plan.shared_memory, 64 * 64);
+        assert_eq!(plan.params[3], PlannedParam::Value(256));
+        assert_eq!(plan.params[6], PlannedParam::Value(1000));
+        assert_eq!(plan.params[7], PlannedParam::Value(0));
+        assert_eq!(plan.params[8], PlannedParam::Scratch(1024));
+        assert_eq!(plan.params[9], PlannedParam::Value(1.0f32.to_bits() as u64));
+        // The check's wider C stride reaches only the parameters that read it.
+        let wide = m.plan(&values, &shape, DType::F16, 1256).unwrap();
+        assert_eq!(wide.params[6], PlannedParam::Value(1256));
+        assert_eq!(wide.grid, plan.grid);
+    }
+
+    /// The error loading `GOOD` with `from` replaced by `to` (which must change it).
+    fn broken(tag: &str, from: &str, to: &str) -> String {
+        assert!(GOOD.contains(from), "{from}");
+        let path = manifest_file(tag, &GOOD.replacen(from, to, 1));
+        let e = Manifest::load(&path).unwrap_err().to_string();
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        e
+    }
+
+    #[test]
+    fn every_bad_field_is_named_with_its_file() {
+        for (tag, from, to, says) in [
+            (
+                "kind",
+                "\"null\"",
+                "\"pointer\"",
+                "params[7]: unknown parameter kind `pointer`",
+            ),
+            (
+                "type",
+                "\"f32:1\"",
+                "\"f16:1\"",
+                "params[9]: `f16:1`: unknown scalar type",
+            ),
+            (
+                "expr",
+                "cdiv(N, BN)",
+                "cdiv(N, BN",
+                "grid[0]: `cdiv(N, BN`: expected `)`",
+            ),
+            (
+                "name",
+                "cdiv(M, BM)",
+                "cdiv(M, TILE)",
+                "grid[1]: `cdiv(M, TILE)`: unknown name `TILE`",
+            ),
+            (
+                "dims",
+                "block = [128]",
+                "block = []",
+                "block: 1 to 3 dimensions",
+            ),
+            ("dtype", "[\"fp16\"]", "[\"fp8\"]", "dtypes[0]: `fp8`"),
+            (
+                "layout",
+                "row_major_abt",
+                "column_major",
+                "layout: `column_major`",
+            ),
+            ("arch", "sm_80", "hopper", "arch: `hopper`"),
+            ("requires", "K % 32 == 0", "K %% 32", "requires[1]"),
+            (
+                "field",
+                "entry = \"k\"",
+                "entry = \"k\"\ngird = [1]",
+                "unknown field `gird`",
+            ),
+            ("missing", "entry = \"k\"", "", "missing field `entry`"),
+            (
+                "entry",
+                "entry = \"k\"",
+                "entry = \"k k\"",
+                "entry: `k k` is not a function name",
+            ),
+            (
+                "two",
+                "{ source = \"k.cu\" }",
+                "{ source = \"k.cu\", ptx = \"k.ptx\" }",
+                "module: name exactly one",
+            ),
+            ("file", "k.cu", "gone.cu", "module.source: no file"),
+            (
+                "include",
+                "{ source = \"k.cu\" }",
+                "{ source = \"k.cu\", include = [\"inc\"] }",
+                "module.include[0]: no folder",
+            ),
+            (
+                "default",
+                "default = 128, values",
+                "default = 32, values",
+                "switches.BM.default: `32` is not one of",
+            ),
+            (
+                "word",
+                "BN = { default = 128 }",
+                "BN = { default = \"wide\" }",
+                "switches.BN.default: `wide` is not a whole number",
+            ),
+            (
+                "inject",
+                "BN = { default = 128 }",
+                "BN = { default = \"1 -DX\", values = [\"1 -DX\"] }",
+                "not a plain value",
+            ),
+            (
+                "problem",
+                "BN = { default = 128 }",
+                "K = { default = 128 }",
+                "switches.K",
+            ),
+            (
+                "cubin",
+                "{ source = \"k.cu\" }",
+                "{ cubin = \"k.cu\" }",
+                "module.sha256: a cubin needs its SHA-256",
+            ),
+        ] {
+            let e = broken(tag, from, to);
+            assert!(e.contains(says), "{tag}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_cubin_whose_checksum_differs_is_refused_naming_both() {
+        let dir = scratch_folder("cubin");
+        std::fs::write(dir.join("k.cubin"), b"not really a cubin").unwrap();
+        let real = sha256_hex(b"not really a cubin");
+        let stale = "ab".repeat(32);
+        let text = GOOD.replace(
+            "{ source = \"k.cu\" }",
+            &format!("{{ cubin = \"k.cubin\", sha256 = \"{stale}\" }}"),
+        );
+        let path = dir.join("kernel.toml");
+        std::fs::write(&path, &text).unwrap();
+        let e = Manifest::load(&path).unwrap_err().to_string();
+        assert!(
+            e.contains(&real) && e.contains(&stale) && e.contains("module.sha256"),
+            "{e}"
+        );
+        std::fs::write(&path, text.replace(&stale, &real.to_uppercase())).unwrap();
+        let m = Manifest::load(&path).unwrap();
+        assert!(matches!(m.module, Module::Cubin { ref sha256, .. } if *sha256 == real));
+    }
+
+    #[test]
+    fn switches_and_shapes_are_checked_before_any_launch() {
+        let path = manifest_file("plan", GOOD);
+        let m = Manifest::load(&path).unwrap();
+        let e = m
+            .switch_values(&[("BK".into(), "64".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no switch `BK` (it has BM, BN)"), "{e}");
+        let e = m
+            .switch_values(&[("BM".into(), "96".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("switches.BM: `96` is not one of 64, 128"), "{e}");
+        let e = m
+            .switch_values(&[("BN".into(), "x".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("switches.BN: `x` is not a whole number"), "{e}");
+        let values = m.switch_values(&[]).unwrap();
+        let plan = |shape: &Shape, dtype| m.plan(&values, shape, dtype, shape.n);
+        let e = plan(&Shape::new("s", 256, 256, 64), DType::BF16)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("dtypes: bf16 is not supported (it takes fp16)"),
+            "{e}"
+        );
+        let e = plan(&Shape::new("odd", 100, 256, 64), DType::F16)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("requires[0]: shape odd (100x256x64) fails `M % BM == 0`"),
+            "{e}"
+        );
+        // An empty grid: N = 0 is not a shape the suite makes, but a grid expression can still reach 0.
+        let empty = manifest_file("empty", &GOOD.replace("cdiv(N, BN)", "N / 4096"));
+        let m2 = Manifest::load(&empty).unwrap();
+        let e = m2
+            .plan(
+                &m2.switch_values(&[]).unwrap(),
+                &Shape::new("s", 256, 256, 64),
+                DType::F16,
+                256,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("grid[0]: 0: an empty grid"), "{e}");
+        for (from, to, says) in [
+            ("block = [128]", "block = [64, 32]", "2048 threads"),
+            (
+                "block = [128]",
+                "block = [128]\ncluster = [3]",
+                "cluster[0]: 3 does not divide grid[0] = 2",
+            ),
+            (
+                "\"i32:M\"",
+                "\"i32:M * 10000000\"",
+                "params[3]: 2560000000 does not fit i32",
+            ),
+            ("scratch(M * 4)", "scratch(0 - M)", "scratch of -256 bytes"),
+            (
+                "shared_memory = \"BM * 64\"",
+                "shared_memory = \"0 - 1\"",
+                "shared_memory: -1 bytes",
+            ),
+        ] {
+            let p = manifest_file("limits", &GOOD.replace(from, to));
+            let m3 = Manifest::load(&p).unwrap();
+            let e = m3
+                .plan(
+                    &m3.switch_values(&[]).unwrap(),
+                    &Shape::new("s", 256, 256, 64),
+                    DType::F16,
+                    256,
+                )
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{to}: {e}");
+        }
+        // A switch holding a word is a define only; an expression that reads it says so.
+        let words = manifest_file(
+            "words",
+            &GOOD.replace(
+                "BN = { default = 128 }",
+                "BN = { default = \"x\", values = [\"x\"] }",
+            ),
+        );
+        let m4 = Manifest::load(&words).unwrap();
+        let e = m4
+            .plan(
+                &m4.switch_values(&[]).unwrap(),
+                &Shape::new("s", 256, 256, 64),
+                DType::F16,
+                256,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("grid[0]: switch BN=x is not a number"), "{e}");
+    }
+
+    #[test]
+    fn ext_specs_name_a_manifest_and_its_switches() {
+        let path = manifest_file("spec", GOOD);
+        let text = format!("ext:{}:BM=64, BN = 256", path.display());
+        let spec = ExternalSpec::parse(&text).unwrap().unwrap();
+        assert_eq!(
+            spec.switches,
+            vec![("BM".into(), "64".into()), ("BN".into(), "256".into())]
+        );
+        assert!(spec.manifest.is_absolute());
+        assert!(ExternalSpec::parse("rung10").is_none());
+        assert!(ExternalSpec::parse("extra").is_none());
+        assert!(ExternalSpec::parse("EXT:mma_tile").unwrap().is_ok());
+        for (bad, says) in [
+            ("ext:".to_string(), "name a manifest"),
+            ("ext:nonesuch".to_string(), "no manifest"),
+            (
+                "ext:/no/such/kernel.toml".to_string(),
+                "no manifest /no/such/kernel.toml",
+            ),
+            (format!("ext:{}:BM", path.display()), "is not SWITCH=VALUE"),
+            (format!("ext:{}:BM=32", path.display()), "switches.BM: `32`"),
+        ] {
+            let e = ExternalSpec::parse(&bad).unwrap().unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        // Wherever a spec works: the kernels outside the ladder include it, labelled by the spec.
+        let v = crate::trial::job::VariantSpec::outside_ladder("ext:mma_tile:BM=64")
+            .unwrap()
+            .unwrap();
+        assert_eq!(v.name(), "ext:mma_tile:BM=64");
+        assert!(v
+            .validate(&crate::kernel::problem::shape("square4096"))
+            .is_ok());
+        let e = v
+            .validate(&Shape::new("odd", 100, 4096, 4096))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("requires[0]"), "{e}");
+        let shown = v.outside_ladder_shown(DType::F16, false).unwrap().unwrap();
+        assert!(shown.contains("#define BM 64") && shown.contains("mma_tile_gemm"));
+    }
+
+    #[test]
+    fn the_worked_example_plans_the_standard_compute_shapes() {
+        let spec = ExternalSpec::parse("ext:mma_tile").unwrap().unwrap();
+        let (m, values) = spec.load().unwrap();
+        let shape = crate::kernel::problem::shape("square4096");
+        let plan = m.plan(&values, &shape, DType::F16, shape.n).unwrap();
+        assert_eq!(plan.grid, [32, 32, 1]);
+    }
+
+    /// A damaged copy of `text`: characters dropped, inserted or repeated, lines swapped or cut.
+    pub(crate) fn damaged(text: &str, rng: &mut Rng) -> String {
+        const NOISE: &[&str] = &[
+            "(",
+            ")",
+            "[",
+            "]",
+            "{",
+            "}",
+            "\"",
+            "=",
+            ",",
+            ":",
+            "\n",
+            "#",
+            "-",
+            "9999999999999999999",
+            "0",
+            "/",
+            "%",
+            "cdiv(",
+            "min(",
+            "A",
+            "scratch(",
+            "i32:",
+            "x",
+            "ü",
+            "\\",
+            "'''",
+            "\"\"\"",
+            " ",
+            "..",
+        ];
+        let mut chars: Vec<char> = text.chars().collect();
+        for _ in 0..1 + rng.next_u64() % 4 {
+            let at = (rng.next_u64() as usize) % (chars.len() + 1);
+            match rng.next_u64() % 5 {
+                0 if !chars.is_empty() => {
+                    let end = (at + 1 + (rng.next_u64() % 12) as usize).min(chars.len());
+                    chars.drain(at.min(chars.len())..end);
+                }
+                1 | 2 => {
+                    let piece = NOISE[(rng.next_u64() as usize) % NOISE.len()];
+                    for (i, c) in piece.chars().enumerate() {
+                        chars.insert(at + i, c);
+                    }
+                }
+                3 => {
+                    let end = (at + (rng.next_u64() % 20) as usize).min(chars.len());
+                    let copy: Vec<char> = chars[at.min(end)..end].to_vec();
+                    for (i, c) in copy.into_iter().enumerate() {
+                        chars.insert(end + i, c);
+                    }
+                }
+                _ => chars.truncate(at),
+            }
+        }
+        chars.into_iter().collect()
+    }
+
+    #[test]
+    fn damaged_manifests_and_expressions_never_panic() {
+        let dir = scratch_folder("fuzz");
+        std::fs::write(dir.join("k.cu"), "").unwrap();
+        std::fs::write(dir.join("mma_tile.cu"), "").unwrap();
+        let example = include_str!("../../kernels/ext/mma_tile/kernel.toml");
+        let mut rng = Rng::new(38);
+        let shapes = [
+            Shape::new("a", 256, 256, 64),
+            Shape::new("b", 1, 7, 3),
+            Shape::new("c", 8192, 28672, 8192),
+        ];
+        let mut loaded = 0;
+        for i in 0..600 {
+            let base = if i % 2 == 0 { GOOD } else { example };
+            let text = damaged(base, &mut rng);
+            let path = dir.join("kernel.toml");
+            let Ok(m) = Manifest::from_text(&path, &text) else {
+                continue;
+            };
+            loaded += 1;
+            let Ok(values) = m.switch_values(&[]) else {
+                continue;
+            };
+            for s in &shapes {
+                for dtype in [DType::F16, DType::BF16] {
+                    let _ = m.plan(&values, s, dtype, s.n);
+                }
+            }
+        }
+        assert!(
+            loaded > 0,
+            "no damaged manifest loaded: the damage is too heavy to test planning"
+        );
+        for _ in 0..2000 {
+            let text = damaged("min(cdiv(M, BM), 3) * (N % 7 + -K) >= 2 || !M", &mut rng);
+            if let Ok(e) = Expr::parse(&text) {
+                let _ = e.eval(&|n| (n.len() < 3).then_some(i64::MAX));
+                let _ = e.eval(&|_| Some(0));
+            }
+        }
+    }
+}

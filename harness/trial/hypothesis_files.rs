@@ -185,32 +185,33 @@ pub fn trials_from_text(path: &Path, text: &str) -> Result<Vec<GpuTrial>> {
         None => DType::F16,
         Some(d) => DType::parse(d).ok_or_else(|| at("dtype", format!("`{d}`: fp16 or bf16")))?,
     };
-    let expect =
-        match (&raw.expect, &raw.expect_ratio) {
-            (Some(word), None) => Expect::Verdict(verdict(word).ok_or_else(|| {
-                at(
-                    "expect",
-                    format!("`{word}`: faster, slower, no change or inconclusive"),
-                )
-            })?),
-            (None, Some(range)) => match range.as_slice() {
-                [lo, hi] if lo.is_finite() && hi.is_finite() && 0.0 < *lo && lo < hi => {
-                    Expect::time_ratio_between(*lo, *hi)
-                }
-                _ => return Err(at(
+    let expect = match (&raw.expect, &raw.expect_ratio) {
+        (Some(word), None) => Expect::Verdict(verdict(word).ok_or_else(|| {
+            at(
+                "expect",
+                format!("`{word}`: faster, slower, no change or inconclusive"),
+            )
+        })?),
+        (None, Some(range)) => match range.as_slice() {
+            [lo, hi] if lo.is_finite() && hi.is_finite() && 0.0 < *lo && lo < hi => {
+                Expect::time_ratio_between(*lo, *hi)
+            }
+            _ => {
+                return Err(at(
                     "expect_ratio",
                     format!(
                         "{range:?}: [lo, hi] with 0 < lo < hi (candidate time over baseline time)"
                     ),
-                )),
-            },
-            _ => {
-                return Err(at(
-                    "expect",
-                    "give exactly one of `expect` (a verdict) and `expect_ratio` ([lo, hi])".into(),
                 ))
             }
-        };
+        },
+        _ => {
+            return Err(at(
+                "expect",
+                "give exactly one of `expect` (a verdict) and `expect_ratio` ([lo, hi])".into(),
+            ))
+        }
+    };
     if raw.candidates.is_empty() {
         return Err(at("candidates", "name at least one spec".into()));
     }
