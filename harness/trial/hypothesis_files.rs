@@ -220,7 +220,7 @@ pub fn trials_from_text(path: &Path, text: &str) -> Result<Vec<GpuTrial>> {
     }
     let mut shapes = Vec::new();
     for (i, s) in raw.shapes.iter().enumerate() {
-        let shape = parse_shape(s).map_err(|e| at(&format!("shapes[{i}]"), e.to_string()))?;
+        let shape = parse_shape(s).map_err(|e| at(&format!("shapes[{i}]"), inner(&e)))?;
         if shapes.iter().any(|x: &Shape| x.name == shape.name) {
             return Err(at(
                 &format!("shapes[{i}]"),
@@ -249,14 +249,14 @@ pub fn trials_from_text(path: &Path, text: &str) -> Result<Vec<GpuTrial>> {
         let baseline = resolve_spec(&raw.baseline, shape, dtype).map_err(|e| {
             at(
                 "baseline",
-                format!("`{}` on {}: {e}", raw.baseline, shape.name),
+                format!("`{}` on {}: {}", raw.baseline, shape.name, inner(&e)),
             )
         })?;
         for (i, c) in raw.candidates.iter().enumerate() {
             let candidate = resolve_spec(c, shape, dtype).map_err(|e| {
                 at(
                     &format!("candidates[{i}]"),
-                    format!("`{c}` on {}: {e}", shape.name),
+                    format!("`{c}` on {}: {}", shape.name, inner(&e)),
                 )
             })?;
             trials.push(GpuTrial::new(
@@ -272,6 +272,14 @@ pub fn trials_from_text(path: &Path, text: &str) -> Result<Vec<GpuTrial>> {
         }
     }
     Ok(trials)
+}
+
+/// An error's message without the kind's prefix, for nesting inside another error's sentence.
+fn inner(e: &Error) -> String {
+    match e {
+        Error::Config(m) => m.clone(),
+        other => other.to_string(),
+    }
 }
 
 fn verdict(word: &str) -> Option<Verdict> {
@@ -298,4 +306,240 @@ fn is_date(s: &str) -> bool {
             && [y, m, d].iter().all(|p| p.chars().all(|c| c.is_ascii_digit()))
             && (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
             && (1..=31).contains(&d.parse::<u32>().unwrap_or(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::external::tests::{damaged, scratch_folder};
+    use crate::measure::oc::Rng;
+
+    const GOOD: &str = r#"
+name = "64-wide tiles are slower"
+written = "2026-12-03"
+baseline = "ext:mma_tile"
+candidates = ["ext:mma_tile:BM=64,BN=64", "cublas"]
+shapes = ["square4096", "1024x2048x512"]
+dtype = "fp16"
+expect = "no change"
+reason = "a test"
+"#;
+
+    #[test]
+    fn a_good_file_becomes_one_trial_per_candidate_and_shape() {
+        let path = Path::new("/somewhere/tiles.toml");
+        let trials = trials_from_text(path, GOOD).unwrap();
+        let names: Vec<&str> = trials.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "hypothesis::tiles::ext:mma_tile:BM=64,BN=64::square4096",
+                "hypothesis::tiles::cublas::square4096",
+                "hypothesis::tiles::ext:mma_tile:BM=64,BN=64::1024x2048x512",
+                "hypothesis::tiles::cublas::1024x2048x512",
+            ]
+        );
+        let Job::Compare {
+            baseline, shape, ..
+        } = &trials[2].job
+        else {
+            panic!("a comparison");
+        };
+        assert_eq!(baseline.name(), "ext:mma_tile");
+        assert_eq!((shape.m, shape.n, shape.k), (1024, 2048, 512));
+        assert_eq!(
+            trials[0].expectation.expect,
+            Expect::Verdict(Verdict::NoChange)
+        );
+        let ratio = trials_from_text(
+            path,
+            &GOOD.replace("expect = \"no change\"", "expect_ratio = [1.5, 3.0]"),
+        )
+        .unwrap();
+        assert!(matches!(
+            ratio[0].expectation.expect,
+            Expect::RatioNear { .. }
+        ));
+        // `auto` is resolved for each shape.
+        let auto = trials_from_text(path, &GOOD.replace("ext:mma_tile\"", "auto\"")).unwrap();
+        let Job::Compare { baseline, .. } = &auto[0].job else {
+            panic!("a comparison");
+        };
+        assert!(baseline.name().starts_with("auto"), "{}", baseline.name());
+    }
+
+    #[test]
+    fn a_file_broken_in_any_way_is_one_failing_trial_naming_file_and_field() {
+        let dir = scratch_folder("broken-hypotheses");
+        let cases = [
+            ("syntax", "name = \"x", "line 2"),
+            (
+                "unknown_field",
+                "baseline = \"ext:mma_tile\"",
+                "unknown field `baselin`",
+            ),
+            (
+                "missing_field",
+                "reason = \"a test\"",
+                "missing field `reason`",
+            ),
+            ("shape", "\"1024x2048x512\"", "shapes[1]"),
+            ("spec", "\"cublas\"", "candidates[1]: `rung99`"),
+            ("ext", "\"cublas\"", "candidates[1]: `ext:nonesuch`"),
+            ("switch", "BN=64", "candidates[0]"),
+            (
+                "dtype",
+                "dtype = \"fp16\"",
+                "baseline: `ext:mma_tile` on square4096: ",
+            ),
+            ("requires", "\"1024x2048x512\"", "fails `M % BM == 0`"),
+            ("verdict", "\"no change\"", "expect: `sooner`"),
+            ("both", "expect = \"no change\"", "expect: give exactly one"),
+            (
+                "ratio",
+                "expect = \"no change\"",
+                "expect_ratio: [3.0, 1.5]",
+            ),
+            ("date", "2026-12-03", "written: `yesterday`"),
+            (
+                "twice",
+                "\"cublas\"",
+                "candidates[1]: `ext:mma_tile:BM=64,BN=64` is listed twice",
+            ),
+        ];
+        let replacement = |case: &str| -> (&str, String) {
+            match case {
+                "syntax" => ("name = \"64-wide tiles are slower\"", "name = \"x".into()),
+                "unknown_field" => ("baseline =", "baselin =".into()),
+                "missing_field" => ("reason = \"a test\"", String::new()),
+                "shape" => ("\"1024x2048x512\"", "\"square4097\"".into()),
+                "spec" => ("\"cublas\"", "\"rung99\"".into()),
+                "ext" => ("\"cublas\"", "\"ext:nonesuch\"".into()),
+                "switch" => ("BN=64", "BN=65".into()),
+                "dtype" => ("dtype = \"fp16\"", "dtype = \"bf16\"".into()),
+                "requires" => ("\"1024x2048x512\"", "\"1000x2048x512\"".into()),
+                "verdict" => ("\"no change\"", "\"sooner\"".into()),
+                "both" => (
+                    "expect = \"no change\"",
+                    "expect = \"no change\"\nexpect_ratio = [1.0, 2.0]".into(),
+                ),
+                "ratio" => ("expect = \"no change\"", "expect_ratio = [3.0, 1.5]".into()),
+                "date" => ("2026-12-03", "yesterday".into()),
+                "twice" => ("\"cublas\"", "\"ext:mma_tile:BM=64,BN=64\"".into()),
+                _ => unreachable!(),
+            }
+        };
+        for (case, _, _) in cases {
+            let (from, to) = replacement(case);
+            assert!(GOOD.contains(from), "{case}");
+            std::fs::write(
+                dir.join(format!("{case}.toml")),
+                GOOD.replacen(from, &to, 1),
+            )
+            .unwrap();
+        }
+        std::fs::write(dir.join("not_a_hypothesis.txt"), "ignored").unwrap();
+        let loaded = load_folders(&[PathBuf::from("/no/such/repo/folder"), dir.clone()]);
+        assert!(
+            loaded.trials.is_empty(),
+            "{:?}",
+            loaded.trials.iter().map(|t| &t.name).collect::<Vec<_>>()
+        );
+        assert_eq!(loaded.broken.len(), cases.len());
+        for (case, _, says) in cases {
+            let b = loaded
+                .broken
+                .iter()
+                .find(|b| b.name == format!("hypothesis::{case}"))
+                .unwrap_or_else(|| panic!("no broken trial for {case}"));
+            let file = dir.join(format!("{case}.toml")).display().to_string();
+            assert!(b.message.contains(&file), "{case}: {}", b.message);
+            assert!(b.message.contains(says), "{case}: {}", b.message);
+        }
+        // A folder the user named that cannot be read, and a second file of the same name, are one trial each.
+        let again = scratch_folder("broken-hypotheses-again");
+        std::fs::write(again.join("date.toml"), GOOD).unwrap();
+        let loaded = load_folders(&[dir, again, PathBuf::from("/no/such/folder")]);
+        assert_eq!(loaded.broken.len(), cases.len() + 2);
+        assert!(loaded
+            .broken
+            .iter()
+            .any(|b| b.message.contains("already read from")));
+        assert!(loaded.broken.iter().any(|b| b
+            .message
+            .contains("GEMM_ABLATE_HYPOTHESES names /no/such/folder")));
+    }
+
+    #[test]
+    fn damaged_hypothesis_files_never_panic() {
+        let mut rng = Rng::new(3838);
+        let path = Path::new("/fuzz/damaged.toml");
+        let mut good = 0;
+        for _ in 0..400 {
+            let text = damaged(GOOD, &mut rng);
+            match trials_from_text(path, &text) {
+                Ok(_) => good += 1,
+                Err(e) => assert!(e.to_string().contains("/fuzz/damaged.toml"), "{e}"),
+            }
+        }
+        assert!(good < 400, "the damage changed nothing");
+    }
+
+    /// The worked example as a user brings it: the manifest, the kernel and a hypothesis file copied into a
+    /// folder outside the repository, with no harness edit: it loads as trials and builds through NVRTC.
+    #[test]
+    fn the_worked_example_builds_from_a_scratch_folder() {
+        let dir = scratch_folder("bring-your-kernel");
+        let kernel = dir.join("my_kernel");
+        std::fs::create_dir_all(&kernel).unwrap();
+        for file in ["kernel.toml", "mma_tile.cu"] {
+            let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("kernels/ext/mma_tile")
+                .join(file);
+            std::fs::copy(from, kernel.join(file)).unwrap();
+        }
+        let manifest = kernel.join("kernel.toml");
+        let hypotheses = dir.join("hypotheses");
+        std::fs::create_dir_all(&hypotheses).unwrap();
+        std::fs::write(
+            hypotheses.join("mine.toml"),
+            format!(
+                "name = \"my kernel is slower than auto\"\nwritten = \"2026-12-03\"\nbaseline = \"auto\"\n\
+                 candidates = [\"ext:{}:BM=64\"]\nshapes = [\"square4096\"]\nexpect = \"slower\"\nreason = \"unpipelined\"\n",
+                manifest.display()
+            ),
+        )
+        .unwrap();
+        let loaded = load_folders(&[hypotheses]);
+        assert!(loaded.broken.is_empty(), "{:?}", loaded.broken);
+        assert_eq!(loaded.trials.len(), 1);
+        assert!(loaded.trials[0].name.starts_with("hypothesis::mine::ext:"));
+        let Job::Compare { candidate, .. } = &loaded.trials[0].job else {
+            panic!("a comparison");
+        };
+        let VariantSpec::External { name, spec } = candidate else {
+            panic!("an external kernel");
+        };
+        assert_eq!(spec.manifest, std::fs::canonicalize(&manifest).unwrap());
+        if !crate::gpu::probe::nvrtc_available() {
+            assert!(
+                !crate::settings::nvrtc_required(),
+                "GEMM_ABLATE_REQUIRE_NVRTC=1 and libnvrtc.so.13 not found"
+            );
+            println!("skipped the NVRTC build: libnvrtc.so.13 not found (pip install nvidia-cuda-nvrtc==13.0.88)");
+            return;
+        }
+        let built = spec.build(name).unwrap();
+        assert!(!built.compiled.cubin.is_empty());
+        let f = built.compiled.report.function("mma_tile_gemm").unwrap();
+        assert!(f.registers > 0 && f.spill_store_bytes == 0, "{f:?}");
+        // A kernel that does not compile says so, with NVRTC's log.
+        std::fs::write(
+            kernel.join("mma_tile.cu"),
+            "extern \"C\" __global__ void mma_tile_gemm( {}\n",
+        )
+        .unwrap();
+        let e = spec.build(name).err().expect("a broken source").to_string();
+        assert!(e.contains("NVRTC failed to compile"), "{e}");
+    }
 }
