@@ -99,7 +99,8 @@ enum BoundVariant<'a> {
     LoadPath(LoadPathKernel<'a>),
     Stream(StreamKernel<'a>),
     Skinny(SkinnyKernel<'a>),
-    External(ExternalKernel<'a>),
+    /// Boxed: it carries its manifest, larger than the other variants.
+    External(Box<ExternalKernel<'a>>),
 }
 
 impl<'a> BoundVariant<'a> {
@@ -123,7 +124,7 @@ impl<'a> BoundVariant<'a> {
                 BoundVariant::Skinny(SkinnyKernel::new(&ctx.gpu, name, config, ops)?)
             }
             VariantSpec::External { name, spec } => {
-                BoundVariant::External(ExternalKernel::new(&ctx.gpu, name, spec, ops)?)
+                BoundVariant::External(Box::new(ExternalKernel::new(&ctx.gpu, name, spec, ops)?))
             }
         })
     }
@@ -139,7 +140,7 @@ impl<'a> BoundVariant<'a> {
             (BoundVariant::LoadPath(k), _) => Ok(k),
             (BoundVariant::Stream(k), _) => Ok(k),
             (BoundVariant::Skinny(k), _) => Ok(k),
-            (BoundVariant::External(k), _) => Ok(k),
+            (BoundVariant::External(k), _) => Ok(k.as_ref()),
         }
     }
 
@@ -195,7 +196,7 @@ impl<'a> BoundVariant<'a> {
             BoundVariant::External(k) => {
                 let mut r = record(k.label(), None);
                 r.resources = Some(k.report.clone());
-                r.check = Some(against_cublas(k)?);
+                r.check = Some(against_cublas(k.as_ref())?);
                 r
             }
         })
