@@ -973,10 +973,7 @@ impl Manifest {
             if eval(&format!("requires[{i}]"), e)? == 0 {
                 return Err(self.err(
                     &format!("requires[{i}]"),
-                    format!(
-                        "shape {} ({}x{}x{}) fails `{text}`",
-                        shape.name, shape.m, shape.n, shape.k
-                    ),
+                    format!("shape {} fails `{text}`", shape_words(shape)),
                 ));
             }
         }
@@ -1070,6 +1067,16 @@ impl Manifest {
     /// The size in bytes of each parameter, as the entry point must declare them.
     pub fn param_sizes(&self) -> Vec<usize> {
         self.params.iter().map(Param::size).collect()
+    }
+}
+
+/// A shape as errors name it: `odd (100x256x64)`, or only the sizes when they are its name.
+fn shape_words(shape: &Shape) -> String {
+    let sizes = format!("{}x{}x{}", shape.m, shape.n, shape.k);
+    if shape.name == sizes {
+        sizes
+    } else {
+        format!("{} ({sizes})", shape.name)
     }
 }
 

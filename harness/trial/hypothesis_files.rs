@@ -140,10 +140,7 @@ pub fn resolve_spec(spec: &str, shape: &Shape, dtype: DType) -> Result<VariantSp
         config.validate()?;
         VariantSpec::gemm(s, config)
     };
-    match &v {
-        VariantSpec::External { spec, .. } => spec.validate(shape, dtype)?,
-        other => other.validate(shape)?,
-    }
+    v.validate_for(shape, dtype)?;
     Ok(v)
 }
 

@@ -125,6 +125,14 @@ impl VariantSpec {
         )
     }
 
+    /// `validate`, and for an external kernel also that its manifest lists the dtype.
+    pub fn validate_for(&self, shape: &Shape, dtype: DType) -> Result<()> {
+        match self {
+            VariantSpec::External { spec, .. } => spec.validate(shape, dtype),
+            other => other.validate(shape),
+        }
+    }
+
     /// Checks the variant can run this problem, before anything is allocated.
     pub fn validate(&self, shape: &Shape) -> Result<()> {
         match self {

@@ -506,8 +506,8 @@ fn compare_job(
     dtype: DType,
 ) -> Result<TrialRecord> {
     // Both variants are validated before any allocation or launch.
-    specs[0].validate(shape)?;
-    specs[1].validate(shape)?;
+    specs[0].validate_for(shape, dtype)?;
+    specs[1].validate_for(shape, dtype)?;
     let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let (mut records, path, warnings, wrong) = check_all(ctx, &util, shape, dtype, &specs)?;
     let base = |observed| TrialRecord {
@@ -547,7 +547,7 @@ fn sweep_job(
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut runnable: Vec<(usize, &VariantSpec)> = Vec::new();
     for spec in points {
-        let rejected = spec.validate(shape).err().map(|e| e.to_string());
+        let rejected = spec.validate_for(shape, dtype).err().map(|e| e.to_string());
         if rejected.is_none() {
             runnable.push((rows.len(), spec));
         }
@@ -627,7 +627,7 @@ fn sustain_job(
     passes: usize,
 ) -> Result<TrialRecord> {
     for s in specs {
-        s.validate(shape)?;
+        s.validate_for(shape, dtype)?;
     }
     let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let refs: Vec<&VariantSpec> = specs.iter().collect();
@@ -693,7 +693,7 @@ fn check_job(
     shape: &Shape,
     dtype: DType,
 ) -> Result<TrialRecord> {
-    variant.validate(shape)?;
+    variant.validate_for(shape, dtype)?;
     if let VariantSpec::Gemm { config, .. } = variant {
         if !config.computes_gemm() && config.fault.is_none() {
             return Err(Error::Config(format!(
@@ -740,7 +740,7 @@ fn profile_job(
     shape: &Shape,
     dtype: DType,
 ) -> Result<TrialRecord> {
-    variant.validate(shape)?;
+    variant.validate_for(shape, dtype)?;
     let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let (records, path, flags, wrong) =
         check_all(ctx, &util, shape, dtype, &[&VariantSpec::Cublas, variant])?;
