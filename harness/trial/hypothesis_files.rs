@@ -482,6 +482,61 @@ reason = "a test"
         assert!(good < 400, "the damage changed nothing");
     }
 
+    /// The compile trials build every variant a hypothesis names: a kernel that does not compile fails its trial
+    /// on a machine without a GPU.
+    #[test]
+    fn the_compile_trials_build_every_variant_a_hypothesis_names() {
+        let dir = scratch_folder("hypothesis-compile");
+        let kernel = dir.join("k");
+        std::fs::create_dir_all(&kernel).unwrap();
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/ext/mma_tile");
+        for file in ["kernel.toml", "mma_tile.cu"] {
+            std::fs::copy(example.join(file), kernel.join(file)).unwrap();
+        }
+        let folder = dir.join("hypotheses");
+        std::fs::create_dir_all(&folder).unwrap();
+        let ext = format!("ext:{}:BM=64", kernel.join("kernel.toml").display());
+        std::fs::write(
+            folder.join("h.toml"),
+            GOOD.replace("ext:mma_tile:BM=64,BN=64", &ext)
+                .replace("\"cublas\"", "\"rung8:raster=upto8\""),
+        )
+        .unwrap();
+        let loaded = load_folders(&[folder]);
+        assert!(loaded.broken.is_empty(), "{:?}", loaded.broken);
+        let trials = crate::suite::compile_trials_with(&loaded.trials, &[]);
+        let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
+        for want in [
+            format!("compile::{ext}::fp16"),
+            "compile::ext:mma_tile::fp16".to_string(),
+            "compile::rung8:raster=upto8::fp16".to_string(),
+        ] {
+            assert!(names.contains(&want.as_str()), "{want} not in {names:?}");
+        }
+        if !crate::gpu::probe::nvrtc_available() {
+            assert!(
+                !crate::settings::nvrtc_required(),
+                "GEMM_ABLATE_REQUIRE_NVRTC=1 and no NVRTC"
+            );
+            println!("skipped building: libnvrtc.so.13 not found");
+            return;
+        }
+        // Only the external kernels' trials run here (the others compile the whole suite ahead).
+        std::fs::write(kernel.join("mma_tile.cu"), "this is not CUDA\n").unwrap();
+        let args = libtest_mimic::Arguments {
+            filter: Some(format!("compile::{ext}")),
+            exact: false,
+            test_threads: Some(1),
+            // Its report goes to a file: a "FAILED" line of an inner run must not read as this run's.
+            logfile: Some(dir.join("inner-run.log").display().to_string()),
+            ..Default::default()
+        };
+        let ran = libtest_mimic::run(&args, trials);
+        assert_eq!((ran.num_passed, ran.num_failed), (0, 1));
+        let log = std::fs::read_to_string(dir.join("inner-run.log")).unwrap();
+        assert!(log.contains("NVRTC failed to compile"), "{log}");
+    }
+
     /// The worked example as a user brings it: the manifest, the kernel and a hypothesis file copied into a
     /// folder outside the repository, with no harness edit: it loads as trials and builds through NVRTC.
     #[test]
