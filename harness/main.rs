@@ -745,7 +745,7 @@ fn build(args: &[String]) -> ExitCode {
                         )))
                     }
                 })
-                .and_then(|_| ext.build(&name))
+                .and_then(|_| ext.build(&name, dtype))
                 .map(|b| b.compiled),
             Some(outside) => outside
                 .map(|v| {

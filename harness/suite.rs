@@ -194,7 +194,7 @@ fn external_compile_trials(externals: &[(&VariantSpec, DType)]) -> Vec<Trial> {
                     }
                     return Ok(Completion::ignored_with(why));
                 }
-                spec.build(&name).map_err(|e| Failed::from(e.to_string()))?;
+                spec.build(&name, dtype).map_err(|e| Failed::from(e.to_string()))?;
                 Ok(Completion::Completed)
             },
         ));

@@ -1191,8 +1191,9 @@ impl ExternalSpec {
         m.plan(&values, shape, dtype, shape.n).map(|_| ())
     }
 
-    /// Builds the module: NVRTC for a source (switches as defines), the file itself for PTX or a cubin.
-    pub fn build(&self, label: &str) -> Result<Built> {
+    /// Builds the module for `dtype`: NVRTC for a source (switches as defines, and `GEMM_ABLATE_FP16` or
+    /// `GEMM_ABLATE_BF16` defined to 1, so one source can serve both), the file itself for PTX or a cubin.
+    pub fn build(&self, label: &str, dtype: DType) -> Result<Built> {
         let (manifest, switches) = self.load()?;
         let compiled = match &manifest.module {
             Module::Source { file, include } => {
@@ -1214,6 +1215,10 @@ impl ExternalSpec {
                 })?;
                 let mut options: Vec<String> =
                     switches.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
+                options.push(format!(
+                    "-DGEMM_ABLATE_{}=1",
+                    dtype.name().to_ascii_uppercase()
+                ));
                 options.extend(include.iter().map(|d| format!("-I{}", d.display())));
                 // The cache key holds what the includes hold, so an edited header is recompiled.
                 let mut headers = Vec::new();
@@ -1717,6 +1722,49 @@ BN = { default = 128 }
         let shape = crate::kernel::problem::shape("square4096");
         let plan = m.plan(&values, &shape, DType::F16, shape.n).unwrap();
         assert_eq!(plan.grid, [32, 32, 1]);
+    }
+
+    #[test]
+    fn a_source_gets_its_switches_dtype_and_include_folders_and_an_edited_header_is_rebuilt() {
+        let dir = scratch_folder("defines");
+        std::fs::create_dir_all(dir.join("inc")).unwrap();
+        std::fs::write(
+            dir.join("k.cu"),
+            "#if !defined(GEMM_ABLATE_FP16) || BM != 64\n#error switches or dtype not passed\n#endif\n\
+             #include \"helper.cuh\"\nextern \"C\" __global__ void k(int* p) { HELPER(p); }\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("inc/helper.cuh"), "#define HELPER(p) (*(p) = 1)\n").unwrap();
+        let text = GOOD
+            .replace(
+                "{ source = \"k.cu\" }",
+                "{ source = \"k.cu\", include = [\"inc\"] }",
+            )
+            .replace("default = 128, values", "default = 64, values");
+        std::fs::write(dir.join("kernel.toml"), text).unwrap();
+        let spec = ExternalSpec::parse(&format!("ext:{}", dir.join("kernel.toml").display()))
+            .unwrap()
+            .unwrap();
+        if !crate::gpu::probe::nvrtc_available() {
+            assert!(
+                !crate::settings::nvrtc_required(),
+                "GEMM_ABLATE_REQUIRE_NVRTC=1 and no NVRTC"
+            );
+            println!("skipped: libnvrtc.so.13 not found");
+            return;
+        }
+        spec.build("defines", DType::F16).unwrap();
+        let e = spec
+            .build("defines", DType::BF16)
+            .err()
+            .expect("no fp16 define")
+            .to_string();
+        assert!(e.contains("switches or dtype not passed"), "{e}");
+        std::fs::write(dir.join("inc/helper.cuh"), "#define HELPER(p) (*(p) = \n").unwrap();
+        assert!(
+            spec.build("defines", DType::F16).is_err(),
+            "a stale build of an edited header"
+        );
     }
 
     /// A damaged copy of `text`: characters dropped, inserted or repeated, lines swapped or cut.

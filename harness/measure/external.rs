@@ -33,7 +33,7 @@ impl<'a> ExternalKernel<'a> {
         spec: &ExternalSpec,
         operands: &'a Operands,
     ) -> Result<Self> {
-        let built = spec.build(label)?;
+        let built = spec.build(label, operands.dtype)?;
         let (manifest, switches) = (built.manifest, built.switches);
         let shape = &operands.shape;
         // Everything the CPU can check, before the module is even loaded.

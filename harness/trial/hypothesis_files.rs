@@ -581,7 +581,7 @@ reason = "a test"
             println!("skipped the NVRTC build: libnvrtc.so.13 not found (pip install nvidia-cuda-nvrtc==13.0.88)");
             return;
         }
-        let built = spec.build(name).unwrap();
+        let built = spec.build(name, DType::F16).unwrap();
         assert!(!built.compiled.cubin.is_empty());
         let f = built.compiled.report.function("mma_tile_gemm").unwrap();
         assert!(f.registers > 0 && f.spill_store_bytes == 0, "{f:?}");
@@ -591,7 +591,11 @@ reason = "a test"
             "extern \"C\" __global__ void mma_tile_gemm( {}\n",
         )
         .unwrap();
-        let e = spec.build(name).err().expect("a broken source").to_string();
+        let e = spec
+            .build(name, DType::F16)
+            .err()
+            .expect("a broken source")
+            .to_string();
         assert!(e.contains("NVRTC failed to compile"), "{e}");
     }
 }
