@@ -1225,12 +1225,48 @@ impl ExternalSpec {
                 for dir in include {
                     folder_contents(dir, &mut headers, 0);
                 }
-                compile::compile_with(label, &source, &options, &headers)?
+                let compiled = compile::compile_with(label, &source, &options, &headers)?;
+                // ptxas names every kernel it compiled: an entry point that is not one is caught here, on the CPU.
+                let functions = &compiled.report.functions;
+                if !functions.is_empty() && !functions.iter().any(|f| f.function == manifest.entry)
+                {
+                    return Err(manifest.err(
+                        "entry",
+                        format!(
+                            "`{}` is not a kernel of {} (ptxas compiled {}; a C++ kernel needs extern \"C\" or \
+                             its mangled name)",
+                            manifest.entry,
+                            file.display(),
+                            functions
+                                .iter()
+                                .map(|f| f.function.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+                compiled
             }
             Module::Ptx(file) => {
                 let mut bytes = std::fs::read(file).map_err(|e| {
                     manifest.err("module.ptx", format!("cannot read {}: {e}", file.display()))
                 })?;
+                let entries = ptx_entries(&String::from_utf8_lossy(&bytes));
+                if !entries.contains(&manifest.entry) {
+                    return Err(manifest.err(
+                        "entry",
+                        format!(
+                            "`{}` is not an .entry of {} (it has {})",
+                            manifest.entry,
+                            file.display(),
+                            if entries.is_empty() {
+                                "none".to_string()
+                            } else {
+                                entries.join(", ")
+                            }
+                        ),
+                    ));
+                }
                 bytes.push(0); // the driver reads PTX as a C string
                 Arc::new(Compiled {
                     variant: label.to_string(),
@@ -1298,6 +1334,21 @@ impl ExternalSpec {
         }
         Ok(out)
     }
+}
+
+/// The kernels a PTX module declares (`.entry NAME(`, possibly after `.visible`).
+fn ptx_entries(ptx: &str) -> Vec<String> {
+    ptx.split(".entry")
+        .skip(1)
+        .filter_map(|rest| {
+            let name: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
 }
 
 /// Every file's path and bytes under `dir` (sorted, a few levels deep), for a cache key.
@@ -1764,6 +1815,60 @@ BN = { default = 128 }
         assert!(
             spec.build("defines", DType::F16).is_err(),
             "a stale build of an edited header"
+        );
+    }
+
+    #[test]
+    fn an_entry_point_the_module_lacks_is_caught_before_the_gpu() {
+        assert_eq!(
+            ptx_entries(".version 8.0\n.visible .entry k_1(\n.param .u64 a)\n{}\n.entry other (\n"),
+            vec!["k_1".to_string(), "other".to_string()]
+        );
+        let dir = scratch_folder("entry");
+        std::fs::write(
+            dir.join("k.ptx"),
+            ".version 8.0\n.target sm_80\n.visible .entry k(\n)\n{ ret; }\n",
+        )
+        .unwrap();
+        let ptx = GOOD.replace("{ source = \"k.cu\" }", "{ ptx = \"k.ptx\" }");
+        std::fs::write(
+            dir.join("kernel.toml"),
+            ptx.replace("entry = \"k\"", "entry = \"kk\""),
+        )
+        .unwrap();
+        let spec = ExternalSpec::parse(&format!("ext:{}", dir.join("kernel.toml").display()))
+            .unwrap()
+            .unwrap();
+        let e = spec
+            .build("entry", DType::F16)
+            .err()
+            .expect("no such entry")
+            .to_string();
+        assert!(
+            e.contains("entry: `kk` is not an .entry of") && e.contains("(it has k)"),
+            "{e}"
+        );
+        std::fs::write(dir.join("kernel.toml"), &ptx).unwrap();
+        let built = spec.build("entry", DType::F16).unwrap();
+        assert_eq!(built.compiled.cubin.last(), Some(&0));
+        if !crate::gpu::probe::nvrtc_available() {
+            assert!(
+                !crate::settings::nvrtc_required(),
+                "GEMM_ABLATE_REQUIRE_NVRTC=1 and no NVRTC"
+            );
+            println!("skipped the NVRTC half: libnvrtc.so.13 not found");
+            return;
+        }
+        std::fs::write(dir.join("k.cu"), "__global__ void k() {}\n").unwrap();
+        std::fs::write(dir.join("kernel.toml"), GOOD).unwrap();
+        let e = spec
+            .build("entry", DType::F16)
+            .err()
+            .expect("a mangled name")
+            .to_string();
+        assert!(
+            e.contains("entry: `k` is not a kernel of") && e.contains("_Z1kv"),
+            "{e}"
         );
     }
 
