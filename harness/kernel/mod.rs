@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod dispatch;
+pub mod expr;
 pub mod external;
 pub mod ladder;
 pub mod loadpath;
