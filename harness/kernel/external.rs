@@ -274,6 +274,201 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// A manifest being read: where it is (errors name it; relative paths start from its folder) and the switches
+/// read so far (the expressions may name them).
+struct Reading<'a> {
+    path: &'a Path,
+    dir: PathBuf,
+    switches: Vec<Switch>,
+}
+
+impl Reading<'_> {
+    fn at(&self, field: &str, msg: String) -> Error {
+        Error::Config(format!("{}: {field}: {msg}", self.path.display()))
+    }
+
+    fn switch(&self, name: &str, sw: &RawSwitch) -> Result<Switch> {
+        let field = format!("switches.{name}");
+        if !identifier(name) || PROBLEM_NAMES.contains(&name) {
+            return Err(self.at(
+                &field,
+                format!(
+                    "a switch is named like a C identifier and not one of {}",
+                    PROBLEM_NAMES.join(", ")
+                ),
+            ));
+        }
+        let values = (sw.values.as_ref()).map(|v| v.iter().map(Number::text).collect::<Vec<_>>());
+        let default = sw.default.text();
+        if let Some(v) = (values.iter().flatten().chain([&default])).find(|v| !plain_word(v)) {
+            return Err(self.at(
+                &field,
+                format!("`{v}` is not a plain value (letters, digits, _ . -)"),
+            ));
+        }
+        match &values {
+            Some(vs) if vs.is_empty() => {
+                return Err(self.at(&format!("{field}.values"), "empty list".into()))
+            }
+            Some(vs) if !vs.contains(&default) => {
+                return Err(self.at(
+                    &format!("{field}.default"),
+                    format!("`{default}` is not one of its values {vs:?}"),
+                ))
+            }
+            None if default.parse::<i64>().is_err() => {
+                return Err(self.at(
+                    &format!("{field}.default"),
+                    format!("`{default}` is not a whole number (list `values` for words)"),
+                ))
+            }
+            _ => {}
+        }
+        Ok(Switch {
+            name: name.to_string(),
+            default,
+            values,
+        })
+    }
+
+    /// An expression that parses and reads only the problem's names and the switches.
+    fn expr(&self, field: &str, text: &str) -> Result<Expr> {
+        let e = Expr::parse(text).map_err(|m| self.at(field, format!("`{text}`: {m}")))?;
+        let known =
+            |n: &str| PROBLEM_NAMES.contains(&n) || self.switches.iter().any(|s| s.name == n);
+        if let Some(unknown) = e.names().into_iter().find(|n| !known(n)) {
+            return Err(self.at(
+                field,
+                format!(
+                    "`{text}`: unknown name `{unknown}` (known: {}{})",
+                    PROBLEM_NAMES.join(", "),
+                    (self.switches.iter())
+                        .map(|s| format!(", {}", s.name))
+                        .collect::<String>()
+                ),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// x, y and z (1 where left out).
+    fn three(&self, field: &str, items: &[Number]) -> Result<[Expr; 3]> {
+        if items.is_empty() || items.len() > 3 {
+            return Err(self.at(
+                field,
+                format!("1 to 3 dimensions (x, y, z), got {}", items.len()),
+            ));
+        }
+        let mut out = [Expr::Num(1), Expr::Num(1), Expr::Num(1)];
+        for (i, item) in items.iter().enumerate() {
+            out[i] = self.expr(&format!("{field}[{i}]"), &item.text())?;
+        }
+        Ok(out)
+    }
+
+    fn file(&self, field: &str, relative: &str) -> Result<PathBuf> {
+        let p = self.dir.join(relative);
+        if !p.is_file() {
+            return Err(self.at(field, format!("no file {}", p.display())));
+        }
+        Ok(p)
+    }
+
+    fn module(&self, m: &RawModule) -> Result<Module> {
+        if m.source.is_none() && !m.include.is_empty() {
+            return Err(self.at(
+                "module.include",
+                "only a source module has include folders".into(),
+            ));
+        }
+        match (&m.source, &m.ptx, &m.cubin) {
+            (Some(source), None, None) => {
+                if m.sha256.is_some() {
+                    return Err(self.at("module.sha256", "only a cubin carries a checksum".into()));
+                }
+                let mut include = Vec::new();
+                for (i, folder) in m.include.iter().enumerate() {
+                    let p = self.dir.join(folder);
+                    if !p.is_dir() {
+                        return Err(self.at(
+                            &format!("module.include[{i}]"),
+                            format!("no folder {}", p.display()),
+                        ));
+                    }
+                    include.push(p);
+                }
+                Ok(Module::Source {
+                    file: self.file("module.source", source)?,
+                    include,
+                })
+            }
+            (None, Some(ptx), None) => Ok(Module::Ptx(self.file("module.ptx", ptx)?)),
+            (None, None, Some(cubin)) => {
+                let file = self.file("module.cubin", cubin)?;
+                let Some(want) = &m.sha256 else {
+                    return Err(self.at(
+                        "module.sha256",
+                        "a cubin needs its SHA-256 (sha256sum FILE)".into(),
+                    ));
+                };
+                let bytes = std::fs::read(&file).map_err(|e| {
+                    self.at(
+                        "module.cubin",
+                        format!("cannot read {}: {e}", file.display()),
+                    )
+                })?;
+                let got = sha256_hex(&bytes);
+                if !got.eq_ignore_ascii_case(want.trim()) {
+                    return Err(self.at(
+                        "module.sha256",
+                        format!(
+                            "{} has SHA-256 {got}, the manifest says {}: rebuild it or update the checksum",
+                            file.display(),
+                            want.trim()
+                        ),
+                    ));
+                }
+                Ok(Module::Cubin { file, sha256: got })
+            }
+            _ => Err(self.at(
+                "module",
+                "name exactly one of `source` (CUDA C++), `ptx` or `cubin`".into(),
+            )),
+        }
+    }
+
+    fn param(&self, field: &str, p: &str) -> Result<Param> {
+        Ok(match p {
+            "A" => Param::A,
+            "B" => Param::B,
+            "C" => Param::C,
+            "null" => Param::Null,
+            _ => {
+                if let Some(bytes) = p.strip_prefix("scratch(").and_then(|r| r.strip_suffix(')')) {
+                    Param::Scratch(self.expr(field, bytes)?)
+                } else if let Some((ty, e)) = p.split_once(':') {
+                    let ty = ScalarType::parse(ty.trim()).ok_or_else(|| {
+                        self.at(
+                            field,
+                            format!(
+                                "`{p}`: unknown scalar type `{ty}` (i32, u32, i64, u64, f32, f64)"
+                            ),
+                        )
+                    })?;
+                    Param::Scalar(ty, self.expr(field, e)?)
+                } else {
+                    return Err(self.at(
+                        field,
+                        format!(
+                            "unknown parameter kind `{p}`: A, B, C, null, scratch(BYTES) or TYPE:EXPR (i32:M)"
+                        ),
+                    ));
+                }
+            }
+        })
+    }
+}
+
 impl Manifest {
     /// Reads and checks the manifest at `path`: every field, the module's files (and a cubin's checksum).
     pub fn load(path: &Path) -> Result<Manifest> {
@@ -284,8 +479,6 @@ impl Manifest {
 
     /// Checks a manifest's text; `path` names it in errors and anchors its relative paths.
     pub fn from_text(path: &Path, text: &str) -> Result<Manifest> {
-        let at =
-            |field: &str, msg: String| Error::Config(format!("{}: {field}: {msg}", path.display()));
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             Error::Config(format!(
                 "{}: {}",
@@ -293,261 +486,76 @@ impl Manifest {
                 e.to_string().trim_end().replace('\n', "\n  ")
             ))
         })?;
-        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-
+        let mut r = Reading {
+            path,
+            dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            switches: Vec::new(),
+        };
         // Switches first: the expressions may read them.
-        let mut switches = Vec::new();
         for (name, sw) in &raw.switches {
-            let field = format!("switches.{name}");
-            if !identifier(name) || PROBLEM_NAMES.contains(&name.as_str()) {
-                return Err(at(
-                    &field,
-                    format!(
-                        "a switch is named like a C identifier and not one of {}",
-                        PROBLEM_NAMES.join(", ")
-                    ),
-                ));
-            }
-            let values = sw
-                .values
-                .as_ref()
-                .map(|v| v.iter().map(Number::text).collect::<Vec<_>>());
-            let default = sw.default.text();
-            for v in values.iter().flatten().chain(std::iter::once(&default)) {
-                if !plain_word(v) {
-                    return Err(at(
-                        &field,
-                        format!("`{v}` is not a plain value (letters, digits, _ . -)"),
-                    ));
-                }
-            }
-            match &values {
-                Some(vs) if vs.is_empty() => {
-                    return Err(at(&format!("{field}.values"), "empty list".into()))
-                }
-                Some(vs) if !vs.contains(&default) => {
-                    return Err(at(
-                        &format!("{field}.default"),
-                        format!("`{default}` is not one of its values {vs:?}"),
-                    ))
-                }
-                None if default.parse::<i64>().is_err() => {
-                    return Err(at(
-                        &format!("{field}.default"),
-                        format!("`{default}` is not a whole number (list `values` for words)"),
-                    ))
-                }
-                _ => {}
-            }
-            switches.push(Switch {
-                name: name.clone(),
-                default,
-                values,
-            });
+            let switch = r.switch(name, sw)?;
+            r.switches.push(switch);
         }
-        let known = |n: &str| PROBLEM_NAMES.contains(&n) || switches.iter().any(|s| s.name == n);
-        let expr = |field: &str, text: &str| -> Result<Expr> {
-            let e = Expr::parse(text).map_err(|m| at(field, format!("`{text}`: {m}")))?;
-            if let Some(unknown) = e.names().into_iter().find(|n| !known(n)) {
-                return Err(at(
-                    field,
-                    format!(
-                        "`{text}`: unknown name `{unknown}` (known: {}{})",
-                        PROBLEM_NAMES.join(", "),
-                        switches
-                            .iter()
-                            .map(|s| format!(", {}", s.name))
-                            .collect::<String>()
-                    ),
-                ));
-            }
-            Ok(e)
-        };
-        let three = |field: &str, items: &[Number]| -> Result<[Expr; 3]> {
-            if items.is_empty() || items.len() > 3 {
-                return Err(at(
-                    field,
-                    format!("1 to 3 dimensions (x, y, z), got {}", items.len()),
-                ));
-            }
-            let mut out = [Expr::Num(1), Expr::Num(1), Expr::Num(1)];
-            for (i, item) in items.iter().enumerate() {
-                out[i] = expr(&format!("{field}[{i}]"), &item.text())?;
-            }
-            Ok(out)
-        };
-
-        let file = |field: &str, rel: &str| -> Result<PathBuf> {
-            let p = dir.join(rel);
-            if !p.is_file() {
-                return Err(at(field, format!("no file {}", p.display())));
-            }
-            Ok(p)
-        };
-        let m = &raw.module;
-        let module = match (&m.source, &m.ptx, &m.cubin) {
-            (Some(src), None, None) => {
-                if m.sha256.is_some() {
-                    return Err(at(
-                        "module.sha256",
-                        "only a cubin carries a checksum".into(),
-                    ));
-                }
-                let mut include = Vec::new();
-                for (i, inc) in m.include.iter().enumerate() {
-                    let p = dir.join(inc);
-                    if !p.is_dir() {
-                        return Err(at(
-                            &format!("module.include[{i}]"),
-                            format!("no folder {}", p.display()),
-                        ));
-                    }
-                    include.push(p);
-                }
-                Module::Source {
-                    file: file("module.source", src)?,
-                    include,
-                }
-            }
-            (None, Some(ptx), None) => Module::Ptx(file("module.ptx", ptx)?),
-            (None, None, Some(cubin)) => {
-                let f = file("module.cubin", cubin)?;
-                let Some(want) = &m.sha256 else {
-                    return Err(at(
-                        "module.sha256",
-                        "a cubin needs its SHA-256 (sha256sum FILE)".into(),
-                    ));
-                };
-                let bytes = std::fs::read(&f)
-                    .map_err(|e| at("module.cubin", format!("cannot read {}: {e}", f.display())))?;
-                let got = sha256_hex(&bytes);
-                if !got.eq_ignore_ascii_case(want.trim()) {
-                    return Err(at(
-                        "module.sha256",
-                        format!(
-                            "{} has SHA-256 {got}, the manifest says {}: rebuild it or update the checksum",
-                            f.display(),
-                            want.trim()
-                        ),
-                    ));
-                }
-                Module::Cubin {
-                    file: f,
-                    sha256: got,
-                }
-            }
-            _ => {
-                return Err(at(
-                    "module",
-                    "name exactly one of `source` (CUDA C++), `ptx` or `cubin`".into(),
-                ))
-            }
-        };
-        if !matches!(module, Module::Source { .. }) && !m.include.is_empty() {
-            return Err(at(
-                "module.include",
-                "only a source module has include folders".into(),
-            ));
-        }
+        let module = r.module(&raw.module)?;
         if !identifier(&raw.entry) {
-            return Err(at(
-                "entry",
-                format!("`{}` is not a function name", raw.entry),
-            ));
+            return Err(r.at("entry", format!("`{}` is not a function name", raw.entry)));
         }
-
         if raw.params.len() > MAX_PARAMS {
-            return Err(at(
+            return Err(r.at(
                 "params",
                 format!("{} parameters; at most {MAX_PARAMS}", raw.params.len()),
             ));
         }
-        let mut params = Vec::new();
-        for (i, p) in raw.params.iter().enumerate() {
-            let field = format!("params[{i}]");
-            let p = p.trim();
-            params.push(match p {
-                "A" => Param::A,
-                "B" => Param::B,
-                "C" => Param::C,
-                "null" => Param::Null,
-                _ => {
-                    if let Some(inner) = p
-                        .strip_prefix("scratch(")
-                        .and_then(|r| r.strip_suffix(')'))
-                    {
-                        Param::Scratch(expr(&field, inner)?)
-                    } else if let Some((ty, e)) = p.split_once(':') {
-                        let ty = ScalarType::parse(ty.trim()).ok_or_else(|| {
-                            at(
-                                &field,
-                                format!("`{p}`: unknown scalar type `{ty}` (i32, u32, i64, u64, f32, f64)"),
-                            )
-                        })?;
-                        Param::Scalar(ty, expr(&field, e)?)
-                    } else {
-                        return Err(at(
-                            &field,
-                            format!(
-                                "unknown parameter kind `{p}`: A, B, C, null, scratch(BYTES) or TYPE:EXPR (i32:M)"
-                            ),
-                        ));
-                    }
-                }
-            });
-        }
-
+        let params = (raw.params.iter().enumerate())
+            .map(|(i, p)| r.param(&format!("params[{i}]"), p.trim()))
+            .collect::<Result<Vec<_>>>()?;
         let mut dtypes = Vec::new();
         for (i, d) in raw.dtypes.iter().enumerate() {
-            dtypes.push(
-                DType::parse(d)
-                    .ok_or_else(|| at(&format!("dtypes[{i}]"), format!("`{d}`: fp16 or bf16")))?,
-            );
+            let dtype = DType::parse(d)
+                .ok_or_else(|| r.at(&format!("dtypes[{i}]"), format!("`{d}`: fp16 or bf16")))?;
+            dtypes.push(dtype);
         }
         if dtypes.is_empty() {
-            return Err(at("dtypes", "name at least one of fp16, bf16".into()));
+            return Err(r.at("dtypes", "name at least one of fp16, bf16".into()));
         }
         if raw.layout != LAYOUT {
-            return Err(at(
+            return Err(r.at(
                 "layout",
                 format!(
-                    "`{}`: the suite's operands are `{LAYOUT}` (A is M x K and B is N x K, row-major; C = A B^T, M x N \
-                     row-major)",
+                    "`{}`: the suite's operands are `{LAYOUT}` (A is M x K and B is N x K, row-major; C = A B^T, \
+                     M x N row-major)",
                     raw.layout
                 ),
             ));
         }
         let arch = Arch::parse(&raw.arch).ok_or_else(|| {
-            at(
+            r.at(
                 "arch",
                 format!("`{}`: write it as sm_80, sm_90a ...", raw.arch),
             )
         })?;
-        let mut requires = Vec::new();
-        for (i, r) in raw.requires.iter().enumerate() {
-            requires.push((r.clone(), expr(&format!("requires[{i}]"), r)?));
-        }
+        let requires = (raw.requires.iter().enumerate())
+            .map(|(i, text)| Ok((text.clone(), r.expr(&format!("requires[{i}]"), text)?)))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Manifest {
             path: path.to_path_buf(),
             description: raw.description,
             module,
             entry: raw.entry,
             params,
-            grid: three("grid", &raw.grid)?,
-            block: three("block", &raw.block)?,
-            cluster: raw
-                .cluster
-                .as_deref()
-                .map(|c| three("cluster", c))
+            grid: r.three("grid", &raw.grid)?,
+            block: r.three("block", &raw.block)?,
+            cluster: (raw.cluster.as_deref())
+                .map(|c| r.three("cluster", c))
                 .transpose()?,
             shared_memory: match &raw.shared_memory {
-                Some(n) => expr("shared_memory", &n.text())?,
+                Some(n) => r.expr("shared_memory", &n.text())?,
                 None => Expr::Num(0),
             },
             dtypes,
             arch,
             requires,
-            switches,
+            switches: r.switches,
         })
     }
 
