@@ -1522,6 +1522,31 @@ BN = { default = 128 }
         );
     }
 
+    #[test]
+    fn architectures_are_minimums_or_exact_and_sources_build_for_the_suites() {
+        let a = |s: &str| Arch::parse(s).unwrap();
+        assert!(a("sm_80").runs_on((9, 0)) && a("sm_80").runs_on((8, 0)));
+        assert!(!a("sm_89").runs_on((8, 6)));
+        assert!(a("sm_90a").runs_on((9, 0)) && !a("sm_90a").runs_on((10, 0)));
+        assert_eq!(a("sm_100a").name(), "sm_100a");
+        for bad in ["sm_9", "90", "sm_9x", "sm_", "sm_90b"] {
+            assert!(Arch::parse(bad).is_none(), "{bad}");
+        }
+        let path = manifest_file("arch", &GOOD.replace("sm_80", "sm_100a"));
+        let spec = ExternalSpec::parse(&format!("ext:{}", path.display()))
+            .unwrap()
+            .unwrap();
+        let e = spec
+            .build("arch", DType::F16)
+            .err()
+            .expect("sm_100a")
+            .to_string();
+        assert!(
+            e.contains("arch: sm_100a: sources are compiled for sm_90a"),
+            "{e}"
+        );
+    }
+
     /// A damaged copy of `text`: characters dropped, inserted or repeated, lines swapped or cut.
     pub(crate) fn damaged(text: &str, rng: &mut Rng) -> String {
         const NOISE: &[&str] = &[
