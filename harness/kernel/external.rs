@@ -1005,7 +1005,7 @@ impl ExternalSpec {
     }
 
     /// What `show` prints: the manifest's launch with the switches resolved, then the source (where there is one).
-    pub fn shown(&self, label: &str) -> Result<String> {
+    pub fn shown(&self, label: &str, dtype: DType) -> Result<String> {
         let (m, values) = self.load()?;
         let mut out = format!("// {label}: {}\n", m.path.display());
         if let Some(d) = &m.description {
@@ -1019,6 +1019,12 @@ impl ExternalSpec {
         );
         for (k, v) in &values {
             out += &format!("#define {k} {v}\n");
+        }
+        if matches!(m.module, Module::Source { .. }) {
+            out += &format!(
+                "#define GEMM_ABLATE_{} 1\n",
+                dtype.name().to_ascii_uppercase()
+            );
         }
         if let Module::Source { file, .. } = &m.module {
             out += &std::fs::read_to_string(file).map_err(|e| {

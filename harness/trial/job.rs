@@ -105,7 +105,7 @@ impl VariantSpec {
     /// program), with the `#if`s on its switches resolved.
     pub fn outside_ladder_shown(&self, dtype: DType, everything: bool) -> Option<Result<String>> {
         let (defines, kernel, file) = match self {
-            VariantSpec::External { name, spec } => return Some(spec.shown(name)),
+            VariantSpec::External { name, spec } => return Some(spec.shown(name, dtype)),
             VariantSpec::Stream { config, .. } => (
                 config.defines(),
                 crate::kernel::source::STREAM_READ,
