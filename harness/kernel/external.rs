@@ -948,7 +948,8 @@ impl ExternalSpec {
                     manifest.err("module.ptx", format!("cannot read {}: {e}", file.display()))
                 })?;
                 let entries = ptx_entries(&String::from_utf8_lossy(&bytes));
-                if !entries.contains(&manifest.entry) {
+                let Some((_, sizes)) = entries.iter().find(|(name, _)| *name == manifest.entry)
+                else {
                     return Err(manifest.err(
                         "entry",
                         format!(
@@ -958,8 +959,26 @@ impl ExternalSpec {
                             if entries.is_empty() {
                                 "none".to_string()
                             } else {
-                                entries.join(", ")
+                                (entries.iter())
+                                    .map(|(name, _)| name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
                             }
+                        ),
+                    ));
+                };
+                // The parameters as the PTX declares them: a count or a size that differs is caught here, not
+                // only when the driver loads the module.
+                if let Some(sizes) = sizes.as_ref().filter(|s| **s != manifest.param_sizes()) {
+                    return Err(manifest.err(
+                        "params",
+                        format!(
+                            "the manifest lists {} parameters of {:?} bytes; `{}` in {} takes {} of {sizes:?} bytes",
+                            manifest.params.len(),
+                            manifest.param_sizes(),
+                            manifest.entry,
+                            file.display(),
+                            sizes.len()
                         ),
                     ));
                 }
@@ -1039,18 +1058,48 @@ impl ExternalSpec {
 }
 
 /// The kernels a PTX module declares (`.entry NAME(`, possibly after `.visible`).
-fn ptx_entries(ptx: &str) -> Vec<String> {
+fn ptx_entries(ptx: &str) -> Vec<(String, Option<Vec<usize>>)> {
     ptx.split(".entry")
         .skip(1)
         .filter_map(|rest| {
+            let rest = rest.trim_start();
             let name: String = rest
-                .trim_start()
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
                 .collect();
-            (!name.is_empty()).then_some(name)
+            if name.is_empty() {
+                return None;
+            }
+            let sizes = rest[name.len()..]
+                .trim_start()
+                .strip_prefix('(')
+                .and_then(|list| {
+                    (list[..list.find(')')?].split(','))
+                        .filter(|p| !p.trim().is_empty())
+                        .map(ptx_param_size)
+                        .collect::<Option<Vec<_>>>()
+                });
+            Some((name, sizes))
         })
         .collect()
+}
+
+/// The bytes of one PTX parameter declaration (`.param .u64 .ptr .align 16 p`, `.param .align 8 .b8 p[16]`), or
+/// None where it cannot be read.
+fn ptx_param_size(decl: &str) -> Option<usize> {
+    let words: Vec<&str> = decl.split_whitespace().collect();
+    let element: usize = words.iter().find_map(|w| match *w {
+        ".u8" | ".s8" | ".b8" => Some(1),
+        ".u16" | ".s16" | ".b16" | ".f16" => Some(2),
+        ".u32" | ".s32" | ".b32" | ".f32" => Some(4),
+        ".u64" | ".s64" | ".b64" | ".f64" => Some(8),
+        _ => None,
+    })?;
+    let count = match words.last()?.split_once('[') {
+        Some((_, n)) => n.strip_suffix(']')?.parse::<usize>().ok()?,
+        None => 1,
+    };
+    element.checked_mul(count)
 }
 
 /// Every file's path and bytes under `dir` (sorted, a few levels deep), for a cache key.
@@ -1476,9 +1525,17 @@ BN = { default = 128 }
 
     #[test]
     fn an_entry_point_the_module_lacks_is_caught_before_the_gpu() {
+        let entries = ptx_entries(
+            ".version 8.0\n.visible .entry k_1(\n.param .u64 .ptr .global .align 16 a,\n.param .u32 m,\n\
+             .param .align 8 .b8 s[24]\n)\n{}\n.entry other ()\n{}\n.entry odd(.param .weird x)\n",
+        );
         assert_eq!(
-            ptx_entries(".version 8.0\n.visible .entry k_1(\n.param .u64 a)\n{}\n.entry other (\n"),
-            vec!["k_1".to_string(), "other".to_string()]
+            entries,
+            vec![
+                ("k_1".to_string(), Some(vec![8, 4, 24])),
+                ("other".to_string(), Some(vec![])),
+                ("odd".to_string(), None),
+            ]
         );
         let dir = scratch_folder("entry");
         std::fs::write(
@@ -1504,7 +1561,29 @@ BN = { default = 128 }
             e.contains("entry: `kk` is not an .entry of") && e.contains("(it has k)"),
             "{e}"
         );
+        // The entry takes no parameters; the manifest lists ten.
         std::fs::write(dir.join("kernel.toml"), &ptx).unwrap();
+        let e = spec
+            .build("entry", DType::F16)
+            .err()
+            .expect("a count")
+            .to_string();
+        assert!(
+            e.contains("params: the manifest lists 10 parameters") && e.contains("takes 0 of []"),
+            "{e}"
+        );
+        let sizes = [8, 8, 8, 4, 4, 4, 4, 8, 8, 4];
+        let params: Vec<String> = (sizes.iter().enumerate())
+            .map(|(i, s)| format!(".param .b{} p{i}", s * 8))
+            .collect();
+        std::fs::write(
+            dir.join("k.ptx"),
+            format!(
+                ".version 8.0\n.target sm_80\n.visible .entry k(\n{}\n)\n{{ ret; }}\n",
+                params.join(",\n")
+            ),
+        )
+        .unwrap();
         let built = spec.build("entry", DType::F16).unwrap();
         assert_eq!(built.compiled.cubin.last(), Some(&0));
         if !crate::gpu::probe::nvrtc_available() {
