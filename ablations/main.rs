@@ -29,7 +29,8 @@ use small_m::{
 };
 use steps::{isolation, steps, switches};
 
-/// Your own hypotheses: a configuration difference and an expected verdict with its reason. Add yours here.
+/// Your own hypotheses: a configuration difference and an expected verdict with its reason. Add yours here, or as
+/// a file in hypotheses/ (docs/external-kernels.md), which needs no Rust.
 fn mine() -> Vec<GpuTrial> {
     let top = Rung::top();
     vec![configs(
@@ -44,7 +45,7 @@ fn mine() -> Vec<GpuTrial> {
     )]
 }
 
-fn gpu_trials() -> Vec<GpuTrial> {
+fn gpu_trials(files: Vec<GpuTrial>) -> Vec<GpuTrial> {
     [
         reference_and_dtypes(),
         noise(),
@@ -68,6 +69,7 @@ fn gpu_trials() -> Vec<GpuTrial> {
         faults(),
         any_m(),
         mine(),
+        files,
         sanitize(),
     ]
     .into_iter()
@@ -81,7 +83,9 @@ fn main() -> ExitCode {
     if let Some(code) = harness::trial::subprocess::child_entry() {
         return code;
     }
-    let gpu = gpu_trials();
+    // The hypothesis files (hypotheses/ and GEMM_ABLATE_HYPOTHESES): a broken file is one failing CPU trial.
+    let hypotheses = harness::trial::hypothesis_files::load();
+    let gpu = gpu_trials(hypotheses.trials);
     // Every kernel `auto` can pick, in both types, compiles too (a trial runs only some of them).
     let auto_kernels: Vec<(VariantSpec, DType)> =
         harness::kernel::dispatch::auto_kernels(harness::kernel::dispatch::H200_SMS)
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
             .collect();
     let mut cpu = harness::suite::compile_trials_with(&gpu, &auto_kernels);
     cpu.extend(harness::suite::show_trials());
+    cpu.extend(harness::suite::broken_hypothesis_trials(hypotheses.broken));
     cpu.extend(harness::replay::trials("ablations", &gpu));
     harness::suite::main("ablations", gpu, cpu)
 }

@@ -172,3 +172,45 @@ fn no_argument_or_setting_makes_it_panic() {
         );
     }
 }
+
+#[test]
+fn external_kernels_are_refused_before_anything_launches_naming_manifest_and_field() {
+    let manifest = "kernels/ext/mma_tile/kernel.toml";
+    for (args, code, words) in [
+        (
+            &["compare", "square4096", "auto", "ext:mma_tile:BM=32"][..],
+            2,
+            "switches.BM: `32` is not one of 64, 128",
+        ),
+        (
+            &["compare", "96x4096x4096", "auto", "ext:mma_tile"][..],
+            2,
+            "requires[0]: shape 96x4096x4096 fails `M % BM == 0`",
+        ),
+        (
+            &["compare", "square4096", "ext:nonesuch", "auto"][..],
+            2,
+            "no manifest",
+        ),
+        (
+            &["build", "ext:mma_tile", "bf16"][..],
+            1,
+            "dtypes: bf16 is not supported",
+        ),
+        (&["show", "ext:mma_tile:XX=1"][..], 1, "no switch `XX`"),
+    ] {
+        let o = gemm_ablate(args, &[]);
+        let text = said(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {text}");
+        assert!(
+            text.contains(words),
+            "{args:?} should say {words:?}: {text}"
+        );
+        if !words.contains("no manifest") {
+            assert!(
+                text.contains(manifest),
+                "{args:?} should name {manifest}: {text}"
+            );
+        }
+    }
+}

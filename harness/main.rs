@@ -730,16 +730,34 @@ fn build(args: &[String]) -> ExitCode {
     let dtype = dtypes.first().copied().unwrap_or(DType::F16);
     let mut ok = true;
     for spec in args.iter().filter(|a| DType::parse(a).is_none()) {
-        let program = match VariantSpec::outside_ladder(spec) {
-            Some(outside) => outside.map(|v| {
-                v.outside_ladder_program(dtype)
-                    .expect("a kernel outside the ladder has a program")
-            }),
+        let built = match VariantSpec::outside_ladder(spec) {
+            // An external kernel: its manifest checked for this dtype, its module built as the manifest says.
+            Some(Ok(VariantSpec::External { name, spec: ext })) => ext
+                .load()
+                .and_then(|(m, _)| {
+                    if m.dtypes.contains(&dtype) {
+                        Ok(())
+                    } else {
+                        Err(harness::error::Error::Config(format!(
+                            "{}: dtypes: {} is not supported",
+                            m.path.display(),
+                            dtype.name()
+                        )))
+                    }
+                })
+                .and_then(|_| ext.build(&name, dtype))
+                .map(|b| b.compiled),
+            Some(outside) => outside
+                .map(|v| {
+                    v.outside_ladder_program(dtype)
+                        .expect("a kernel outside the ladder has a program")
+                })
+                .and_then(|p| harness::gpu::compile::compile(spec, &p)),
             None => harness::kernel::ladder::parse_spec(spec)
                 .and_then(|config| config.validate().map(|_| config))
-                .map(|config| source::gemm_program(&config, dtype)),
+                .map(|config| source::gemm_program(&config, dtype))
+                .and_then(|p| harness::gpu::compile::compile(spec, &p)),
         };
-        let built = program.and_then(|p| harness::gpu::compile::compile(spec, &p));
         match built {
             Ok(compiled) => {
                 let r = &compiled.report;

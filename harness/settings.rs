@@ -110,7 +110,7 @@ fn default_rounds_per_process() -> usize {
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 27] = [
+pub const KNOWN: [(&str, &str); 28] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -215,6 +215,10 @@ pub const KNOWN: [(&str, &str); 27] = [
     (
         "GEMM_ABLATE_REQUIRE_NVRTC",
         "1: the compile trials fail instead of being ignored without NVRTC",
+    ),
+    (
+        "GEMM_ABLATE_HYPOTHESES",
+        "more folders of hypothesis files, colon-separated (docs/external-kernels.md)",
     ),
 ];
 

@@ -41,6 +41,8 @@ fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
         VariantSpec::Skinny { name, config } => {
             vec![(format!("{name}::{}", dtype.name()), config.program(dtype))]
         }
+        // Built by their own compile trials (external_compile_trials): options and files, not one program text.
+        VariantSpec::External { .. } => Vec::new(),
     }
 }
 
@@ -112,6 +114,14 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
         seen.push(program.clone());
         programs.push((name, program));
     }
+    let externals: Vec<(&VariantSpec, DType)> = gpu_trials
+        .iter()
+        .map(|t| specs(&t.job))
+        .flat_map(|(specs, dtype)| specs.into_iter().map(move |s| (s, dtype)))
+        .chain(more.iter().map(|(v, dtype)| (v, *dtype)))
+        .filter(|(s, _)| matches!(s, VariantSpec::External { .. }))
+        .collect();
+    trials.extend(external_compile_trials(&externals));
     let programs = Arc::new(programs);
     let ahead: Arc<OnceLock<()>> = Arc::default();
     for index in 0..programs.len() {
@@ -131,6 +141,63 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
             check_resources(&compiled.report).map_err(Failed::from)?;
             Ok(Completion::Completed)
         }));
+    }
+    trials
+}
+
+/// One failing trial per hypothesis file that could not become trials (trial/hypothesis_files.rs): its message
+/// names the file and the field; the other trials, and the listing, are untouched.
+pub fn broken_hypothesis_trials(broken: Vec<crate::trial::hypothesis_files::Broken>) -> Vec<Trial> {
+    broken
+        .into_iter()
+        .map(|b| {
+            let message = b.message;
+            Trial::test(b.name, move || Err(Failed::from(message)))
+        })
+        .collect()
+}
+
+/// One compile trial per distinct external kernel and dtype (`compile::ext:NAME...::fp16`): the manifest is read
+/// and checked, the switches against it, the dtype against its list, and the module built (NVRTC for a source,
+/// the checksum for a cubin), so a bad manifest or configuration fails on a machine without a GPU.
+fn external_compile_trials(externals: &[(&VariantSpec, DType)]) -> Vec<Trial> {
+    let mut seen: Vec<(String, DType)> = Vec::new();
+    let mut trials = Vec::new();
+    for (variant, dtype) in externals {
+        let VariantSpec::External { name, spec } = variant else {
+            continue;
+        };
+        if seen.contains(&(name.clone(), *dtype)) {
+            continue;
+        }
+        seen.push((name.clone(), *dtype));
+        let (name, spec, dtype) = (name.clone(), spec.clone(), *dtype);
+        trials.push(Trial::ignorable_test(
+            format!("compile::{name}::{}", dtype.name()),
+            move || {
+                let (manifest, _) = spec.load().map_err(|e| Failed::from(e.to_string()))?;
+                if !manifest.dtypes.contains(&dtype) {
+                    return Err(Failed::from(format!(
+                        "{}: dtypes: {} is not supported",
+                        manifest.path.display(),
+                        dtype.name()
+                    )));
+                }
+                let needs_nvrtc = matches!(
+                    manifest.module,
+                    crate::kernel::external::Module::Source { .. }
+                );
+                if needs_nvrtc && !crate::gpu::probe::nvrtc_available() {
+                    let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
+                    if crate::settings::nvrtc_required() {
+                        return Err(Failed::from(format!("GEMM_ABLATE_REQUIRE_NVRTC=1 and {why}")));
+                    }
+                    return Ok(Completion::ignored_with(why));
+                }
+                spec.build(&name, dtype).map_err(|e| Failed::from(e.to_string()))?;
+                Ok(Completion::Completed)
+            },
+        ));
     }
     trials
 }

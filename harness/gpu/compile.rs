@@ -135,6 +135,17 @@ fn memory_cache() -> &'static Mutex<HashMap<String, Arc<Compiled>>> {
 
 /// Compiles `source` (self-contained: defines, primitives and kernel) to a cubin, or returns the cached one.
 pub fn compile(variant: &str, source: &str) -> Result<Arc<Compiled>> {
+    compile_with(variant, source, &[], &[])
+}
+
+/// `compile` with more NVRTC options (an external kernel's `-D` switches and `-I` folders); `key_extra` joins the
+/// cache key (what the included folders hold, so an edited header is compiled again).
+pub fn compile_with(
+    variant: &str,
+    source: &str,
+    extra_options: &[String],
+    key_extra: &[u8],
+) -> Result<Arc<Compiled>> {
     probe::require(&[probe::NVRTC])?;
     let version = nvrtc_version()?;
     let mut hasher = Sha256::new();
@@ -144,6 +155,13 @@ pub fn compile(variant: &str, source: &str) -> Result<Arc<Compiled>> {
     for o in options() {
         hasher.update(o.as_bytes());
     }
+    // Separated, so that two lists of options never hash alike; nothing is added without them (the ladder's
+    // cache keys stay as they were).
+    for o in extra_options {
+        hasher.update([0]);
+        hasher.update(o.as_bytes());
+    }
+    hasher.update(key_extra);
     hasher.update(version.as_bytes());
     let key: String = hasher
         .finalize()
@@ -172,7 +190,7 @@ pub fn compile(variant: &str, source: &str) -> Result<Arc<Compiled>> {
         }
     }
 
-    let compiled = Arc::new(compile_uncached(variant, source, version)?);
+    let compiled = Arc::new(compile_uncached(variant, source, extra_options, version)?);
     // The disk cache is an optimisation: a failure to write it is not an error.
     if std::fs::create_dir_all(&dir).is_ok() {
         let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
@@ -187,7 +205,12 @@ pub fn compile(variant: &str, source: &str) -> Result<Arc<Compiled>> {
     Ok(compiled)
 }
 
-fn compile_uncached(variant: &str, source: &str, version: String) -> Result<Compiled> {
+fn compile_uncached(
+    variant: &str,
+    source: &str,
+    extra_options: &[String],
+    version: String,
+) -> Result<Compiled> {
     use cudarc::nvrtc::{result, sys};
     let fail = |log: String| Error::Compile {
         variant: variant.to_string(),
@@ -196,7 +219,11 @@ fn compile_uncached(variant: &str, source: &str, version: String) -> Result<Comp
     let src = CString::new(source).map_err(|_| fail("source contains a NUL byte".into()))?;
     let name = CString::new(format!("{variant}.cu")).unwrap();
     let prog = result::create_program(&src, Some(&name)).map_err(|e| fail(format!("{e:?}")))?;
-    let outcome = unsafe { result::compile_program(prog, &options()) };
+    let all_options: Vec<String> = options()
+        .into_iter()
+        .chain(extra_options.iter().cloned())
+        .collect();
+    let outcome = unsafe { result::compile_program(prog, &all_options) };
     let log = unsafe { result::get_program_log(prog) }
         .map(|chars| {
             let bytes: Vec<u8> = chars

@@ -181,3 +181,81 @@ pub unsafe fn launch(
     })
     .during(&format!("launching {}", kernel.name))
 }
+
+/// A launch in three dimensions with an optional cluster: what an external kernel's manifest describes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaunchDims {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// [1, 1, 1]: no cluster attribute.
+    pub cluster: [u32; 3],
+    pub smem: u32,
+}
+
+/// Launches `kernel` with `dims` and the given parameter pointers.
+///
+/// # Safety
+/// `params` must match the kernel's parameter list in number, order and size.
+pub unsafe fn launch_dims(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    dims: LaunchDims,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    // SAFETY: CUlaunchAttribute is a plain C struct and union, valid when zeroed.
+    let mut attrs: [sys::CUlaunchAttribute; 1] = std::mem::zeroed();
+    let clustered = dims.cluster != [1, 1, 1];
+    if clustered {
+        attrs[0].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[0].value.clusterDim.x = dims.cluster[0];
+        attrs[0].value.clusterDim.y = dims.cluster[1];
+        attrs[0].value.clusterDim.z = dims.cluster[2];
+    }
+    let config = sys::CUlaunchConfig {
+        gridDimX: dims.grid[0],
+        gridDimY: dims.grid[1],
+        gridDimZ: dims.grid[2],
+        blockDimX: dims.block[0],
+        blockDimY: dims.block[1],
+        blockDimZ: dims.block[2],
+        sharedMemBytes: dims.smem,
+        hStream: gpu.cu_stream(),
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: clustered as u32,
+    };
+    sys::cuLaunchKernelEx(
+        &config,
+        kernel.function.cu_function(),
+        params.as_mut_ptr(),
+        std::ptr::null_mut(),
+    )
+    .result()
+    .during(&format!("launching {}", kernel.name))
+}
+
+impl Kernel {
+    /// The size in bytes of each of the entry point's parameters, as the module declares them; None where the
+    /// driver is older than CUDA 12.4 (cuFuncGetParamInfo; cudarc would panic on the missing symbol).
+    pub fn param_sizes(&self) -> Result<Option<Vec<usize>>> {
+        let mut version = 0;
+        unsafe { sys::cuDriverGetVersion(&mut version) }
+            .result()
+            .during("reading the driver version")?;
+        if version < 12040 {
+            return Ok(None);
+        }
+        let mut sizes = Vec::new();
+        // The driver answers CUDA_ERROR_INVALID_VALUE past the last parameter.
+        for index in 0..256 {
+            let (mut offset, mut size) = (0usize, 0usize);
+            let rc = unsafe {
+                sys::cuFuncGetParamInfo(self.function.cu_function(), index, &mut offset, &mut size)
+            };
+            if rc != sys::CUresult::CUDA_SUCCESS {
+                break;
+            }
+            sizes.push(size);
+        }
+        Ok(Some(sizes))
+    }
+}

@@ -4,6 +4,8 @@
 
 pub mod config;
 pub mod dispatch;
+pub mod expr;
+pub mod external;
 pub mod frozen_rules;
 pub mod ladder;
 pub mod loadpath;

@@ -9,6 +9,7 @@
 use crate::error::{Error, Result};
 use crate::gpu::compile::ResourceReport;
 use crate::kernel::config::GemmConfig;
+use crate::kernel::external::ExternalSpec;
 use crate::kernel::loadpath::LoadPathConfig;
 use crate::kernel::problem::{DType, Shape};
 use crate::kernel::skinny::SkinnyConfig;
@@ -44,6 +45,11 @@ pub enum VariantSpec {
         name: String,
         config: SkinnyConfig,
     },
+    /// A kernel brought in through a manifest (`ext:NAME[:SWITCH=VALUE,...]`, harness/kernel/external.rs).
+    External {
+        name: String,
+        spec: ExternalSpec,
+    },
 }
 
 impl VariantSpec {
@@ -59,12 +65,19 @@ impl VariantSpec {
             VariantSpec::Gemm { name, .. }
             | VariantSpec::LoadPath { name, .. }
             | VariantSpec::Stream { name, .. }
-            | VariantSpec::Skinny { name, .. } => name.clone(),
+            | VariantSpec::Skinny { name, .. }
+            | VariantSpec::External { name, .. } => name.clone(),
         }
     }
-    /// A kernel outside the ladder named by a command-line spec (`stream...`, `skinny...`), labelled by its full
-    /// spec; None for anything else.
+    /// A kernel outside the ladder named by a command-line spec (`stream...`, `skinny...`, `ext:...`), labelled by
+    /// its full spec; None for anything else.
     pub fn outside_ladder(spec: &str) -> Option<Result<VariantSpec>> {
+        if let Some(external) = ExternalSpec::parse(spec) {
+            return Some(external.map(|e| VariantSpec::External {
+                name: spec.trim().to_string(),
+                spec: e,
+            }));
+        }
         if let Some(skinny) = SkinnyConfig::parse(spec) {
             return Some(skinny.map(|config| VariantSpec::Skinny {
                 name: config.label(),
@@ -92,6 +105,7 @@ impl VariantSpec {
     /// program), with the `#if`s on its switches resolved.
     pub fn outside_ladder_shown(&self, dtype: DType, everything: bool) -> Option<Result<String>> {
         let (defines, kernel, file) = match self {
+            VariantSpec::External { name, spec } => return Some(spec.shown(name, dtype)),
             VariantSpec::Stream { config, .. } => (
                 config.defines(),
                 crate::kernel::source::STREAM_READ,
@@ -111,6 +125,14 @@ impl VariantSpec {
         )
     }
 
+    /// `validate`, and for an external kernel also that its manifest lists the dtype.
+    pub fn validate_for(&self, shape: &Shape, dtype: DType) -> Result<()> {
+        match self {
+            VariantSpec::External { spec, .. } => spec.validate(shape, dtype),
+            other => other.validate(shape),
+        }
+    }
+
     /// Checks the variant can run this problem, before anything is allocated.
     pub fn validate(&self, shape: &Shape) -> Result<()> {
         match self {
@@ -119,6 +141,12 @@ impl VariantSpec {
             VariantSpec::LoadPath { config, .. } => config.validate_shape(shape),
             VariantSpec::Stream { config, .. } => config.validate_shape(shape),
             VariantSpec::Skinny { config, .. } => config.validate_shape(shape),
+            // The dtype is checked where the variant is bound (ExternalSpec::validate takes it).
+            VariantSpec::External { spec, .. } => {
+                let (m, values) = spec.load()?;
+                let dtype = m.dtypes[0];
+                m.plan(&values, shape, dtype, shape.n).map(|_| ())
+            }
         }
     }
 }

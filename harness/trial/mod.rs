@@ -5,6 +5,7 @@ pub mod calibration;
 pub mod expect;
 pub mod expectation;
 pub mod hypothesis;
+pub mod hypothesis_files;
 pub mod job;
 pub mod pins;
 pub mod profile;

@@ -224,7 +224,7 @@ pub fn run(name: &str, job: &Job, dir: &Path, full: bool) -> Result<Profile> {
         }
     }
     let kernels = parse_raw_csv(&text)?;
-    let profile = side_by_side(&kernels, record, report)?;
+    let profile = side_by_side(&kernels, record, report, &variant_kernel(job))?;
     std::fs::write(
         dir.join("profile.json"),
         serde_json::to_string_pretty(&profile)?,
@@ -296,17 +296,38 @@ pub fn parse_raw_csv(text: &str) -> Result<Vec<KernelMetrics>> {
         .collect())
 }
 
-/// The variant's kernel (`gemm_kernel`) against cuBLAS's (any other name), metric by metric.
+/// The name of the kernel a profile job's variant launches: an external kernel's entry point, the skinny
+/// kernel's, or the ladder's `gemm_kernel`.
+fn variant_kernel(job: &Job) -> String {
+    use crate::trial::job::VariantSpec;
+    match job {
+        Job::Profile {
+            variant: VariantSpec::External { spec, .. },
+            ..
+        } => spec
+            .load()
+            .map(|(m, _)| m.entry)
+            .unwrap_or_else(|_| "gemm_kernel".into()),
+        Job::Profile {
+            variant: VariantSpec::Skinny { .. },
+            ..
+        } => "skinny_kernel".into(),
+        _ => "gemm_kernel".into(),
+    }
+}
+
+/// The variant's kernel (named `kernel`) against cuBLAS's (any other name), metric by metric.
 fn side_by_side(
     kernels: &[KernelMetrics],
     record: TrialRecord,
     report: PathBuf,
+    kernel: &str,
 ) -> Result<Profile> {
-    let variant = kernels.iter().find(|(n, _)| n.starts_with("gemm_kernel"));
-    let cublas = kernels.iter().find(|(n, _)| !n.starts_with("gemm_kernel"));
+    let variant = kernels.iter().find(|(n, _)| n.starts_with(kernel));
+    let cublas = kernels.iter().find(|(n, _)| !n.starts_with(kernel));
     let (Some(variant), Some(cublas)) = (variant, cublas) else {
         return Err(Error::Other(format!(
-            "expected the variant's gemm_kernel and one cuBLAS kernel in the profile, found: {}",
+            "expected the variant's {kernel} and one cuBLAS kernel in the profile, found: {}",
             kernels
                 .iter()
                 .map(|k| k.0.as_str())
@@ -353,7 +374,13 @@ mod tests {
     fn ncu_raw_csv_reads_as_two_kernels_side_by_side() {
         let kernels = parse_raw_csv(SAMPLE).unwrap();
         assert_eq!(kernels.len(), 2);
-        let p = side_by_side(&kernels, sample_record(), PathBuf::from("r.ncu-rep")).unwrap();
+        let p = side_by_side(
+            &kernels,
+            sample_record(),
+            PathBuf::from("r.ncu-rep"),
+            "gemm_kernel",
+        )
+        .unwrap();
         assert!(p.cublas_kernel.starts_with("nvjet"));
         let row = |label: &str| p.rows.iter().find(|r| r.label == label).unwrap().clone();
         let near = |v: Option<f64>, x: f64| (v.unwrap() - x).abs() < 1e-9;
@@ -369,10 +396,33 @@ mod tests {
     }
 
     #[test]
+    fn the_variant_kernel_is_found_by_its_own_name() {
+        use crate::trial::job::VariantSpec;
+        let job = |variant| Job::Profile {
+            variant,
+            shape: crate::kernel::problem::shape("square4096"),
+            dtype: crate::kernel::problem::DType::F16,
+        };
+        let ext = VariantSpec::outside_ladder("ext:mma_tile")
+            .unwrap()
+            .unwrap();
+        assert_eq!(variant_kernel(&job(ext)), "mma_tile_gemm");
+        let rung = crate::kernel::ladder::Rung::top();
+        assert_eq!(
+            variant_kernel(&job(VariantSpec::gemm(rung.name(), rung.config()))),
+            "gemm_kernel"
+        );
+        let renamed = SAMPLE.replace("\"gemm_kernel\"", "\"mma_tile_gemm\"");
+        let kernels = parse_raw_csv(&renamed).unwrap();
+        let p = side_by_side(&kernels, sample_record(), PathBuf::new(), "mma_tile_gemm").unwrap();
+        assert!(p.cublas_kernel.starts_with("nvjet"));
+    }
+
+    #[test]
     fn a_profile_without_both_kernels_says_what_it_found() {
         let only: String = SAMPLE.lines().take(4).collect::<Vec<_>>().join("\n");
         let kernels = parse_raw_csv(&only).unwrap();
-        let e = side_by_side(&kernels, sample_record(), PathBuf::new())
+        let e = side_by_side(&kernels, sample_record(), PathBuf::new(), "gemm_kernel")
             .unwrap_err()
             .to_string();
         assert!(e.contains("found: gemm_kernel"), "{e}");

@@ -8,6 +8,7 @@ use crate::kernel::problem::{DType, Shape};
 use crate::kernel::stream::StreamConfig;
 use crate::measure::check;
 use crate::measure::cublas_choice::choose_cublas_path;
+use crate::measure::external::ExternalKernel;
 use crate::measure::measures::{self, Measure};
 use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
@@ -98,6 +99,8 @@ enum BoundVariant<'a> {
     LoadPath(LoadPathKernel<'a>),
     Stream(StreamKernel<'a>),
     Skinny(SkinnyKernel<'a>),
+    /// Boxed: it carries its manifest, larger than the other variants.
+    External(Box<ExternalKernel<'a>>),
 }
 
 impl<'a> BoundVariant<'a> {
@@ -120,6 +123,9 @@ impl<'a> BoundVariant<'a> {
             VariantSpec::Skinny { name, config } => {
                 BoundVariant::Skinny(SkinnyKernel::new(&ctx.gpu, name, config, ops)?)
             }
+            VariantSpec::External { name, spec } => {
+                BoundVariant::External(Box::new(ExternalKernel::new(&ctx.gpu, name, spec, ops)?))
+            }
         })
     }
 
@@ -134,6 +140,7 @@ impl<'a> BoundVariant<'a> {
             (BoundVariant::LoadPath(k), _) => Ok(k),
             (BoundVariant::Stream(k), _) => Ok(k),
             (BoundVariant::Skinny(k), _) => Ok(k),
+            (BoundVariant::External(k), _) => Ok(k.as_ref()),
         }
     }
 
@@ -183,6 +190,13 @@ impl<'a> BoundVariant<'a> {
                 let mut r = record(k.label(), None);
                 r.resources = Some(k.report.clone());
                 r.check = Some(against_cublas(k)?);
+                r
+            }
+            // Checked like every GEMM, into the poisoned and guarded output, before it is ever timed.
+            BoundVariant::External(k) => {
+                let mut r = record(k.label(), None);
+                r.resources = Some(k.report.clone());
+                r.check = Some(against_cublas(k.as_ref())?);
                 r
             }
         })
@@ -492,8 +506,8 @@ fn compare_job(
     dtype: DType,
 ) -> Result<TrialRecord> {
     // Both variants are validated before any allocation or launch.
-    specs[0].validate(shape)?;
-    specs[1].validate(shape)?;
+    specs[0].validate_for(shape, dtype)?;
+    specs[1].validate_for(shape, dtype)?;
     let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let (mut records, path, warnings, wrong) = check_all(ctx, &util, shape, dtype, &specs)?;
     let base = |observed| TrialRecord {
@@ -533,7 +547,7 @@ fn sweep_job(
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut runnable: Vec<(usize, &VariantSpec)> = Vec::new();
     for spec in points {
-        let rejected = spec.validate(shape).err().map(|e| e.to_string());
+        let rejected = spec.validate_for(shape, dtype).err().map(|e| e.to_string());
         if rejected.is_none() {
             runnable.push((rows.len(), spec));
         }
@@ -613,7 +627,7 @@ fn sustain_job(
     passes: usize,
 ) -> Result<TrialRecord> {
     for s in specs {
-        s.validate(shape)?;
+        s.validate_for(shape, dtype)?;
     }
     let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let refs: Vec<&VariantSpec> = specs.iter().collect();
@@ -679,7 +693,7 @@ fn check_job(
     shape: &Shape,
     dtype: DType,
 ) -> Result<TrialRecord> {
-    variant.validate(shape)?;
+    variant.validate_for(shape, dtype)?;
     if let VariantSpec::Gemm { config, .. } = variant {
         if !config.computes_gemm() && config.fault.is_none() {
             return Err(Error::Config(format!(
@@ -726,7 +740,7 @@ fn profile_job(
     shape: &Shape,
     dtype: DType,
 ) -> Result<TrialRecord> {
-    variant.validate(shape)?;
+    variant.validate_for(shape, dtype)?;
     let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let (records, path, flags, wrong) =
         check_all(ctx, &util, shape, dtype, &[&VariantSpec::Cublas, variant])?;
