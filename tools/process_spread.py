@@ -188,6 +188,12 @@ def main():
               f"{100 * math.sqrt(np.average(s2, weights=dfs)):.3f}%)")
 
     def left_out(name, k):
+        """The prior of kind k fitted without trial `name`, its df capped as the harness caps it
+        (processes.rs, MOST_PRIOR_DF)."""
+        s02, d0 = fitted_without(name, k)
+        return s02, min(d0, 2.0)
+
+    def fitted_without(name, k):
         s2, dfs = [], []
         for other, recs in trials.items():
             if other != name and kind(recs[0][0]) == k:
