@@ -845,6 +845,54 @@ pub fn search_folders() -> Vec<PathBuf> {
     ]
 }
 
+/// The external kernels `ext:NAME` finds (`list` prints this): each with its description, switches, dtypes and
+/// architecture, or why its manifest cannot be read.
+pub fn listing() -> String {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = String::new();
+    for folder in search_folders() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("kernel.toml").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name.clone());
+            out += &match Manifest::load(&folder.join(&name).join("kernel.toml")) {
+                Ok(m) => format!(
+                    "  ext:{name:<18} {}; {}; {}{}\n",
+                    m.description.as_deref().unwrap_or("(no description)"),
+                    (m.dtypes.iter())
+                        .map(|d| d.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    m.arch.name(),
+                    (m.switches.iter())
+                        .map(|s| match &s.values {
+                            Some(vs) => format!("; {}={} ({})", s.name, s.default, vs.join("|")),
+                            None => format!("; {}={} (any whole number)", s.name, s.default),
+                        })
+                        .collect::<String>()
+                ),
+                Err(e) => format!("  ext:{name:<18} cannot be used: {e}\n"),
+            };
+        }
+    }
+    if out.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nKernels brought in by a manifest (ext:NAME[:SWITCH=VALUE,...], docs/external-kernels.md):\n{out}"
+    )
+}
+
 /// An external kernel as a spec names it: its manifest's path and the switches set on it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExternalSpec {
@@ -1417,6 +1465,16 @@ BN = { default = 128 }
         assert!(e.contains("requires[0]"), "{e}");
         let shown = v.outside_ladder_shown(DType::F16, false).unwrap().unwrap();
         assert!(shown.contains("#define BM 64") && shown.contains("mma_tile_gemm"));
+    }
+
+    #[test]
+    fn list_names_the_worked_example_and_its_switches() {
+        let text = listing();
+        assert!(text.contains("ext:mma_tile"), "{text}");
+        assert!(
+            text.contains("BM=128 (64|128)") && text.contains("fp16; sm_80"),
+            "{text}"
+        );
     }
 
     #[test]
