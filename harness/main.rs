@@ -139,6 +139,7 @@ fn main() -> ExitCode {
         Some("cublas-paths") if args.len() >= 2 => cublas_paths(&args[1..], &settings),
         Some("list") => {
             print!("{}", harness::report::text::list_text());
+            print!("{}", harness::kernel::external::listing());
             ExitCode::SUCCESS
         }
         Some("device") => match device::query(0) {

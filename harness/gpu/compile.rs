@@ -51,6 +51,10 @@ pub struct Compiled {
     pub cubin: Vec<u8>,
     pub report: ResourceReport,
     pub nvrtc_version: String,
+    /// The kernels the module's PTX declares, with their parameters' sizes (None where the list cannot be read);
+    /// empty for a module that was not compiled here.
+    #[serde(default)]
+    pub entries: Vec<(String, Option<Vec<usize>>)>,
 }
 
 /// Parses ptxas's `-v` report from the NVRTC log.
@@ -240,6 +244,22 @@ fn compile_uncached(
         }
         return Err(fail(log));
     }
+    // The PTX is read only for its entries' parameter lists (an external kernel's manifest is checked against
+    // them); a PTX that cannot be had leaves them unknown.
+    let ptx = unsafe {
+        let mut size = 0usize;
+        if sys::nvrtcGetPTXSize(prog, &mut size) == sys::nvrtcResult::NVRTC_SUCCESS && size > 1 {
+            let mut buf = vec![0u8; size];
+            if sys::nvrtcGetPTX(prog, buf.as_mut_ptr() as *mut _) == sys::nvrtcResult::NVRTC_SUCCESS
+            {
+                String::from_utf8_lossy(&buf[..size - 1]).into_owned()
+            } else {
+                String::new()
+            }
+        } else {
+            String::new()
+        }
+    };
     let mut size = 0usize;
     let cubin = unsafe {
         let rc = sys::nvrtcGetCUBINSize(prog, &mut size);
@@ -259,7 +279,53 @@ fn compile_uncached(
         cubin,
         report: parse_ptxas_log(&log),
         nvrtc_version: version,
+        entries: ptx_entries(&ptx),
     })
+}
+
+/// The kernels a PTX module declares (`.entry NAME(`, possibly after `.visible`).
+pub fn ptx_entries(ptx: &str) -> Vec<(String, Option<Vec<usize>>)> {
+    ptx.split(".entry")
+        .skip(1)
+        .filter_map(|rest| {
+            let rest = rest.trim_start();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
+                .collect();
+            if name.is_empty() {
+                return None;
+            }
+            let sizes = rest[name.len()..]
+                .trim_start()
+                .strip_prefix('(')
+                .and_then(|list| {
+                    (list[..list.find(')')?].split(','))
+                        .filter(|p| !p.trim().is_empty())
+                        .map(ptx_param_size)
+                        .collect::<Option<Vec<_>>>()
+                });
+            Some((name, sizes))
+        })
+        .collect()
+}
+
+/// The bytes of one PTX parameter declaration (`.param .u64 .ptr .align 16 p`, `.param .align 8 .b8 p[16]`), or
+/// None where it cannot be read.
+fn ptx_param_size(decl: &str) -> Option<usize> {
+    let words: Vec<&str> = decl.split_whitespace().collect();
+    let element: usize = words.iter().find_map(|w| match *w {
+        ".u8" | ".s8" | ".b8" => Some(1),
+        ".u16" | ".s16" | ".b16" | ".f16" => Some(2),
+        ".u32" | ".s32" | ".b32" | ".f32" => Some(4),
+        ".u64" | ".s64" | ".b64" | ".f64" => Some(8),
+        _ => None,
+    })?;
+    let count = match words.last()?.split_once('[') {
+        Some((_, n)) => n.strip_suffix(']')?.parse::<usize>().ok()?,
+        None => 1,
+    };
+    element.checked_mul(count)
 }
 
 #[cfg(test)]

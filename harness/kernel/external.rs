@@ -6,7 +6,7 @@
 //! expr.rs; docs/external-kernels.md is the user's guide.
 
 use crate::error::{Error, Result};
-use crate::gpu::compile::{self, Compiled, ResourceReport};
+use crate::gpu::compile::{self, ptx_entries, Compiled, ResourceReport};
 use crate::kernel::expr::Expr;
 use crate::kernel::problem::{DType, Shape};
 use serde::{Deserialize, Serialize};
@@ -559,6 +559,41 @@ impl Manifest {
         })
     }
 
+    /// The entry point is one of the module's kernels, and where its parameter list is known, it has the
+    /// manifest's count and sizes: caught on the CPU, before the driver would refuse it (or worse, not).
+    fn check_entry(&self, file: &Path, entries: &[(String, Option<Vec<usize>>)]) -> Result<()> {
+        let Some((_, sizes)) = entries.iter().find(|(name, _)| *name == self.entry) else {
+            let names: Vec<&str> = entries.iter().map(|(name, _)| name.as_str()).collect();
+            return Err(self.err(
+                "entry",
+                format!(
+                    "`{}` is not a kernel of {} (it has {}; a C++ kernel needs extern \"C\" or its mangled name)",
+                    self.entry,
+                    file.display(),
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            ));
+        };
+        match sizes {
+            Some(sizes) if *sizes != self.param_sizes() => Err(self.err(
+                "params",
+                format!(
+                    "the manifest lists {} parameters of {:?} bytes; `{}` in {} takes {} of {sizes:?} bytes",
+                    self.params.len(),
+                    self.param_sizes(),
+                    self.entry,
+                    file.display(),
+                    sizes.len()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     fn err(&self, field: &str, msg: String) -> Error {
         Error::Config(format!("{}: {field}: {msg}", self.path.display()))
     }
@@ -810,6 +845,54 @@ pub fn search_folders() -> Vec<PathBuf> {
     ]
 }
 
+/// The external kernels `ext:NAME` finds (`list` prints this): each with its description, switches, dtypes and
+/// architecture, or why its manifest cannot be read.
+pub fn listing() -> String {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = String::new();
+    for folder in search_folders() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("kernel.toml").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name.clone());
+            out += &match Manifest::load(&folder.join(&name).join("kernel.toml")) {
+                Ok(m) => format!(
+                    "  ext:{name:<18} {}; {}; {}{}\n",
+                    m.description.as_deref().unwrap_or("(no description)"),
+                    (m.dtypes.iter())
+                        .map(|d| d.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    m.arch.name(),
+                    (m.switches.iter())
+                        .map(|s| match &s.values {
+                            Some(vs) => format!("; {}={} ({})", s.name, s.default, vs.join("|")),
+                            None => format!("; {}={} (any whole number)", s.name, s.default),
+                        })
+                        .collect::<String>()
+                ),
+                Err(e) => format!("  ext:{name:<18} cannot be used: {e}\n"),
+            };
+        }
+    }
+    if out.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nKernels brought in by a manifest (ext:NAME[:SWITCH=VALUE,...], docs/external-kernels.md):\n{out}"
+    )
+}
+
 /// An external kernel as a spec names it: its manifest's path and the switches set on it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExternalSpec {
@@ -922,72 +1005,29 @@ impl ExternalSpec {
                     folder_contents(dir, &mut headers, 0);
                 }
                 let compiled = compile::compile_with(label, &source, &options, &headers)?;
-                // ptxas names every kernel it compiled: an entry point that is not one is caught here, on the CPU.
-                let functions = &compiled.report.functions;
-                if !functions.is_empty() && !functions.iter().any(|f| f.function == manifest.entry)
-                {
-                    return Err(manifest.err(
-                        "entry",
-                        format!(
-                            "`{}` is not a kernel of {} (ptxas compiled {}; a C++ kernel needs extern \"C\" or \
-                             its mangled name)",
-                            manifest.entry,
-                            file.display(),
-                            functions
-                                .iter()
-                                .map(|f| f.function.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    ));
-                }
+                // The kernels the PTX declares (or, from a cache older than that list, those ptxas compiled).
+                let entries = if compiled.entries.is_empty() {
+                    (compiled.report.functions.iter())
+                        .map(|f| (f.function.clone(), None))
+                        .collect()
+                } else {
+                    compiled.entries.clone()
+                };
+                manifest.check_entry(file, &entries)?;
                 compiled
             }
             Module::Ptx(file) => {
                 let mut bytes = std::fs::read(file).map_err(|e| {
                     manifest.err("module.ptx", format!("cannot read {}: {e}", file.display()))
                 })?;
-                let entries = ptx_entries(&String::from_utf8_lossy(&bytes));
-                let Some((_, sizes)) = entries.iter().find(|(name, _)| *name == manifest.entry)
-                else {
-                    return Err(manifest.err(
-                        "entry",
-                        format!(
-                            "`{}` is not an .entry of {} (it has {})",
-                            manifest.entry,
-                            file.display(),
-                            if entries.is_empty() {
-                                "none".to_string()
-                            } else {
-                                (entries.iter())
-                                    .map(|(name, _)| name.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            }
-                        ),
-                    ));
-                };
-                // The parameters as the PTX declares them: a count or a size that differs is caught here, not
-                // only when the driver loads the module.
-                if let Some(sizes) = sizes.as_ref().filter(|s| **s != manifest.param_sizes()) {
-                    return Err(manifest.err(
-                        "params",
-                        format!(
-                            "the manifest lists {} parameters of {:?} bytes; `{}` in {} takes {} of {sizes:?} bytes",
-                            manifest.params.len(),
-                            manifest.param_sizes(),
-                            manifest.entry,
-                            file.display(),
-                            sizes.len()
-                        ),
-                    ));
-                }
+                manifest.check_entry(file, &ptx_entries(&String::from_utf8_lossy(&bytes)))?;
                 bytes.push(0); // the driver reads PTX as a C string
                 Arc::new(Compiled {
                     variant: label.to_string(),
                     cubin: bytes,
                     report: ResourceReport::default(),
                     nvrtc_version: String::new(),
+                    entries: Vec::new(),
                 })
             }
             Module::Cubin { file, sha256 } => {
@@ -1013,6 +1053,7 @@ impl ExternalSpec {
                     cubin: bytes,
                     report: ResourceReport::default(),
                     nvrtc_version: String::new(),
+                    entries: Vec::new(),
                 })
             }
         };
@@ -1055,51 +1096,6 @@ impl ExternalSpec {
         }
         Ok(out)
     }
-}
-
-/// The kernels a PTX module declares (`.entry NAME(`, possibly after `.visible`).
-fn ptx_entries(ptx: &str) -> Vec<(String, Option<Vec<usize>>)> {
-    ptx.split(".entry")
-        .skip(1)
-        .filter_map(|rest| {
-            let rest = rest.trim_start();
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
-                .collect();
-            if name.is_empty() {
-                return None;
-            }
-            let sizes = rest[name.len()..]
-                .trim_start()
-                .strip_prefix('(')
-                .and_then(|list| {
-                    (list[..list.find(')')?].split(','))
-                        .filter(|p| !p.trim().is_empty())
-                        .map(ptx_param_size)
-                        .collect::<Option<Vec<_>>>()
-                });
-            Some((name, sizes))
-        })
-        .collect()
-}
-
-/// The bytes of one PTX parameter declaration (`.param .u64 .ptr .align 16 p`, `.param .align 8 .b8 p[16]`), or
-/// None where it cannot be read.
-fn ptx_param_size(decl: &str) -> Option<usize> {
-    let words: Vec<&str> = decl.split_whitespace().collect();
-    let element: usize = words.iter().find_map(|w| match *w {
-        ".u8" | ".s8" | ".b8" => Some(1),
-        ".u16" | ".s16" | ".b16" | ".f16" => Some(2),
-        ".u32" | ".s32" | ".b32" | ".f32" => Some(4),
-        ".u64" | ".s64" | ".b64" | ".f64" => Some(8),
-        _ => None,
-    })?;
-    let count = match words.last()?.split_once('[') {
-        Some((_, n)) => n.strip_suffix(']')?.parse::<usize>().ok()?,
-        None => 1,
-    };
-    element.checked_mul(count)
 }
 
 /// Every file's path and bytes under `dir` (sorted, a few levels deep), for a cache key.
@@ -1472,6 +1468,16 @@ BN = { default = 128 }
     }
 
     #[test]
+    fn list_names_the_worked_example_and_its_switches() {
+        let text = listing();
+        assert!(text.contains("ext:mma_tile"), "{text}");
+        assert!(
+            text.contains("BM=128 (64|128)") && text.contains("fp16; sm_80"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn the_worked_example_plans_the_standard_compute_shapes() {
         let spec = ExternalSpec::parse("ext:mma_tile").unwrap().unwrap();
         let (m, values) = spec.load().unwrap();
@@ -1487,7 +1493,7 @@ BN = { default = 128 }
         std::fs::write(
             dir.join("k.cu"),
             "#if !defined(GEMM_ABLATE_FP16) || BM != 64\n#error switches or dtype not passed\n#endif\n\
-             #include \"helper.cuh\"\nextern \"C\" __global__ void k(int* p) { HELPER(p); }\n",
+             #include \"helper.cuh\"\nextern \"C\" __global__ void k(const void*, const void*, int* c, int, int, int, int, void*, void*, float) { HELPER(c); }\n",
         )
         .unwrap();
         std::fs::write(dir.join("inc/helper.cuh"), "#define HELPER(p) (*(p) = 1)\n").unwrap();
@@ -1558,7 +1564,7 @@ BN = { default = 128 }
             .expect("no such entry")
             .to_string();
         assert!(
-            e.contains("entry: `kk` is not an .entry of") && e.contains("(it has k)"),
+            e.contains("entry: `kk` is not a kernel of") && e.contains("(it has k;"),
             "{e}"
         );
         // The entry takes no parameters; the manifest lists ten.
@@ -1603,6 +1609,21 @@ BN = { default = 128 }
             .to_string();
         assert!(
             e.contains("entry: `k` is not a kernel of") && e.contains("_Z1kv"),
+            "{e}"
+        );
+        // A source's parameters are read from the PTX NVRTC made: one too few is caught without a GPU.
+        std::fs::write(
+            dir.join("k.cu"),
+            "extern \"C\" __global__ void k(const void* a) {}\n",
+        )
+        .unwrap();
+        let e = spec
+            .build("entry", DType::F16)
+            .err()
+            .expect("a count")
+            .to_string();
+        assert!(
+            e.contains("params: the manifest lists 10") && e.contains("takes 1 of [8] bytes"),
             "{e}"
         );
     }
