@@ -26,7 +26,7 @@ pub fn read_runs(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, String> {
     files
         .iter()
         .map(|f| {
-            let text = std::fs::read_to_string(f)
+            let text = crate::report::results::read_text(f)
                 .map_err(|e| format!("{}: cannot read it: {e}", f.display()))?;
             let run: RunFile = serde_json::from_str(&text).map_err(|e| {
                 format!(

@@ -78,6 +78,40 @@ pub fn file_stem(name: &str) -> String {
     )
 }
 
+/// A results file's text. Older runs are kept xz-compressed beside where they were written (`NAME.json.xz`,
+/// tools/archive-results.py; results/h200/README.md): a `NAME.json` that is not there is read from `NAME.json.xz`,
+/// and a path ending in `.xz` is read decompressed, so that every reader names runs as they were written.
+pub fn read_text(path: &std::path::Path) -> std::io::Result<String> {
+    let compressed = if path.extension().is_some_and(|e| e == "xz") {
+        path.to_path_buf()
+    } else if path.is_file() {
+        return std::fs::read_to_string(path);
+    } else {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".xz");
+        let xz = std::path::PathBuf::from(name);
+        if !xz.is_file() {
+            // The plain file's own error: it names what was asked for.
+            return std::fs::read_to_string(path);
+        }
+        xz
+    };
+    let mut input = std::io::BufReader::new(std::fs::File::open(&compressed)?);
+    let mut bytes = Vec::new();
+    lzma_rs::xz_decompress(&mut input, &mut bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: not a readable xz file: {e}", compressed.display()),
+        )
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: not UTF-8: {e}", compressed.display()),
+        )
+    })
+}
+
 impl RunFile {
     /// `<dir>/<suite>-<date>.json`, the date being the run's start.
     pub fn path(&self) -> crate::error::Result<PathBuf> {
@@ -128,7 +162,7 @@ impl RunFile {
 
     /// Reads a results file and checks that what it says can be true (`validate`).
     pub fn read(path: &std::path::Path) -> crate::error::Result<RunFile> {
-        let run: RunFile = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+        let run: RunFile = serde_json::from_str(&read_text(path)?)?;
         run.validate().map_err(crate::error::Error::Other)?;
         Ok(run)
     }
@@ -279,7 +313,7 @@ mod tests {
                 // (`gemm-ablate cublas-paths`, a format of their own) are not runs.
                 if path.is_dir() && name != "profiles" {
                     stack.push(path);
-                } else if path.extension().and_then(|e| e.to_str()) == Some("json")
+                } else if (name.ends_with(".json") || name.ends_with(".json.xz"))
                     && !name.starts_with("cublas-paths")
                 {
                     files.push(path);
@@ -288,7 +322,9 @@ mod tests {
         }
         let mut current = 0;
         for path in &files {
-            let text = std::fs::read_to_string(path).unwrap();
+            // Archived runs are read through their compression, so that none is checked less for being kept
+            // small.
+            let text = read_text(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let v: serde_json::Value =
                 serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let env = &v["environment"];
@@ -308,6 +344,32 @@ mod tests {
         }
         assert!(files.len() >= 10, "{} committed runs", files.len());
         let _ = current;
+    }
+
+    /// A run kept as `NAME.json.xz` reads as `NAME.json` did, by either name; a missing run's error names it.
+    #[test]
+    fn an_archived_run_reads_by_its_written_name() {
+        let dir = std::env::temp_dir().join(format!("gemm-ablate-xz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = "{\"suite\": \"ablations\"}\n";
+        // xz of the text above, as tools/archive-results.py makes them (Python's lzma, preset 9, CRC64).
+        const XZ: &[u8] = &[
+            253, 55, 122, 88, 90, 0, 0, 4, 230, 214, 180, 70, 2, 0, 33, 1, 28, 0, 0, 0, 16, 207,
+            88, 204, 1, 0, 22, 123, 34, 115, 117, 105, 116, 101, 34, 58, 32, 34, 97, 98, 108, 97,
+            116, 105, 111, 110, 115, 34, 125, 10, 0, 0, 8, 167, 180, 35, 244, 21, 247, 195, 0, 1,
+            47, 23, 129, 8, 73, 177, 31, 182, 243, 125, 1, 0, 0, 0, 0, 4, 89, 90,
+        ];
+        std::fs::write(dir.join("run.json.xz"), XZ).unwrap();
+        assert_eq!(read_text(&dir.join("run.json")).unwrap(), text);
+        assert_eq!(read_text(&dir.join("run.json.xz")).unwrap(), text);
+        let missing = read_text(&dir.join("other.json")).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        std::fs::write(dir.join("bad.json.xz"), b"not xz").unwrap();
+        assert!(read_text(&dir.join("bad.json"))
+            .unwrap_err()
+            .to_string()
+            .contains("not a readable xz file"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Files that parse but say what cannot be are refused on load, naming the trial.
