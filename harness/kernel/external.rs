@@ -1162,6 +1162,27 @@ BN = { default = 128 }
         path
     }
 
+    /// Why `spec` does not build for fp16, where it must not (`why` says what should stop it).
+    fn build_error(spec: &ExternalSpec, why: &str) -> String {
+        spec.build("entry", DType::F16)
+            .err()
+            .expect(why)
+            .to_string()
+    }
+
+    /// Why the manifest `text` cannot plan a launch on a 256x256x64 fp16 problem with its default switches.
+    fn plan_error(tag: &str, text: &str) -> String {
+        let m = Manifest::load(&manifest_file(tag, text)).unwrap();
+        m.plan(
+            &m.switch_values(&[]).unwrap(),
+            &Shape::new("s", 256, 256, 64),
+            DType::F16,
+            256,
+        )
+        .unwrap_err()
+        .to_string()
+    }
+
     #[test]
     fn a_good_manifest_plans_its_launch_once() {
         let path = manifest_file("good", GOOD);
@@ -1359,17 +1380,7 @@ BN = { default = 128 }
             "{e}"
         );
         // An empty grid: N = 0 is not a shape the suite makes, but a grid expression can still reach 0.
-        let empty = manifest_file("empty", &GOOD.replace("cdiv(N, BN)", "N / 4096"));
-        let m2 = Manifest::load(&empty).unwrap();
-        let e = m2
-            .plan(
-                &m2.switch_values(&[]).unwrap(),
-                &Shape::new("s", 256, 256, 64),
-                DType::F16,
-                256,
-            )
-            .unwrap_err()
-            .to_string();
+        let e = plan_error("empty", &GOOD.replace("cdiv(N, BN)", "N / 4096"));
         assert!(e.contains("grid[0]: 0: an empty grid"), "{e}");
         for (from, to, says) in [
             ("block = [128]", "block = [64, 32]", "2048 threads"),
@@ -1390,37 +1401,17 @@ BN = { default = 128 }
                 "shared_memory: -1 bytes",
             ),
         ] {
-            let p = manifest_file("limits", &GOOD.replace(from, to));
-            let m3 = Manifest::load(&p).unwrap();
-            let e = m3
-                .plan(
-                    &m3.switch_values(&[]).unwrap(),
-                    &Shape::new("s", 256, 256, 64),
-                    DType::F16,
-                    256,
-                )
-                .unwrap_err()
-                .to_string();
+            let e = plan_error("limits", &GOOD.replace(from, to));
             assert!(e.contains(says), "{to}: {e}");
         }
         // A switch holding a word is a define only; an expression that reads it says so.
-        let words = manifest_file(
+        let e = plan_error(
             "words",
             &GOOD.replace(
                 "BN = { default = 128 }",
                 "BN = { default = \"x\", values = [\"x\"] }",
             ),
         );
-        let m4 = Manifest::load(&words).unwrap();
-        let e = m4
-            .plan(
-                &m4.switch_values(&[]).unwrap(),
-                &Shape::new("s", 256, 256, 64),
-                DType::F16,
-                256,
-            )
-            .unwrap_err()
-            .to_string();
         assert!(e.contains("grid[0]: switch BN=x is not a number"), "{e}");
     }
 
@@ -1558,22 +1549,14 @@ BN = { default = 128 }
         let spec = ExternalSpec::parse(&format!("ext:{}", dir.join("kernel.toml").display()))
             .unwrap()
             .unwrap();
-        let e = spec
-            .build("entry", DType::F16)
-            .err()
-            .expect("no such entry")
-            .to_string();
+        let e = build_error(&spec, "no such entry");
         assert!(
             e.contains("entry: `kk` is not a kernel of") && e.contains("(it has k;"),
             "{e}"
         );
         // The entry takes no parameters; the manifest lists ten.
         std::fs::write(dir.join("kernel.toml"), &ptx).unwrap();
-        let e = spec
-            .build("entry", DType::F16)
-            .err()
-            .expect("a count")
-            .to_string();
+        let e = build_error(&spec, "a count");
         assert!(
             e.contains("params: the manifest lists 10 parameters") && e.contains("takes 0 of []"),
             "{e}"
@@ -1602,11 +1585,7 @@ BN = { default = 128 }
         }
         std::fs::write(dir.join("k.cu"), "__global__ void k() {}\n").unwrap();
         std::fs::write(dir.join("kernel.toml"), GOOD).unwrap();
-        let e = spec
-            .build("entry", DType::F16)
-            .err()
-            .expect("a mangled name")
-            .to_string();
+        let e = build_error(&spec, "a mangled name");
         assert!(
             e.contains("entry: `k` is not a kernel of") && e.contains("_Z1kv"),
             "{e}"
@@ -1617,11 +1596,7 @@ BN = { default = 128 }
             "extern \"C\" __global__ void k(const void* a) {}\n",
         )
         .unwrap();
-        let e = spec
-            .build("entry", DType::F16)
-            .err()
-            .expect("a count")
-            .to_string();
+        let e = build_error(&spec, "a count");
         assert!(
             e.contains("params: the manifest lists 10") && e.contains("takes 1 of [8] bytes"),
             "{e}"

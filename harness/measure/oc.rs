@@ -358,23 +358,6 @@ mod tests {
     }
 
     fn process_rates(
-        spending: crate::measure::stats::Spending,
-        ratio: f64,
-        process_sd: f64,
-        comparisons: usize,
-        seed: u64,
-    ) -> ProcessRates {
-        process_rates_of(
-            crate::measure::processes::Kind::Ours,
-            spending,
-            ratio,
-            process_sd,
-            comparisons,
-            seed,
-        )
-    }
-
-    fn process_rates_of(
         kind: crate::measure::processes::Kind,
         spending: crate::measure::stats::Spending,
         ratio: f64,
@@ -434,7 +417,7 @@ mod tests {
         .enumerate()
         {
             let process_rates = |spending, ratio, process_sd, comparisons, seed| {
-                process_rates_of(
+                process_rates(
                     kind,
                     spending,
                     ratio,
@@ -538,13 +521,23 @@ mod tests {
     fn comparisons_of_one_truth_do_not_contradict_and_agree_at_least_as_often_as_an_even_split() {
         let shares = crate::measure::processes::PROCESS_SPENDING;
         let even = crate::measure::stats::Spending::Even;
+        let ours = |spending, ratio, process_sd, seed| {
+            process_rates(
+                crate::measure::processes::Kind::Ours,
+                spending,
+                ratio,
+                process_sd,
+                2000,
+                seed,
+            )
+        };
         for (i, process_sd) in [0.0, 0.001, 0.003, 0.01, 0.02].into_iter().enumerate() {
             for (j, ratio) in [0.97, 0.975, 1.0, 1.01, 1.03, 1.05].into_iter().enumerate() {
                 let seed = 900 + 10 * i as u64 + j as u64;
-                let new = process_rates(shares, ratio, process_sd, 2000, seed);
+                let new = ours(shares, ratio, process_sd, seed);
                 assert!(new.rates.contradiction() <= 0.01, "{new:?}");
                 if process_sd <= 0.003 && (ratio - 1.0f64).abs() >= 0.01 && ratio != 0.975 {
-                    let old = process_rates(even, ratio, process_sd, 2000, seed);
+                    let old = ours(even, ratio, process_sd, seed);
                     assert!(
                         new.rates.agreement() >= old.rates.agreement() - 0.02,
                         "{new:?} against {old:?}"
