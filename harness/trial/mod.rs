@@ -1,7 +1,9 @@
 //! Trials: what runs (jobs), what is expected and where that comes from (expect, pins, hypothesis), the child
 //! processes, Nsight Compute profiles, the libtest glue, the replay of committed runs, and calibration.
 
+pub mod bound;
 pub mod calibration;
+pub mod context;
 pub mod expect;
 pub mod expectation;
 pub mod hypothesis;

@@ -1,36 +1,25 @@
 //! The code that runs a job (job.rs holds what runs, as data): the checks against cuBLAS, the timed rounds, sweeps,
 //! profiles and the cuBLAS-against-CPU check, each returning what it observed for the parent to judge (expect.rs).
+//! Which kernel a spec means, and how each is checked, is bound.rs's.
 
 use crate::error::{Error, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
 use crate::kernel::problem::{DType, Shape};
 use crate::kernel::stream::StreamConfig;
-use crate::measure::check;
 use crate::measure::cublas_choice::choose_cublas_path;
-use crate::measure::external::ExternalKernel;
 use crate::measure::measures::{self, Measure};
 use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
 use crate::measure::reference::{cpu_gemm, to_f64, Cublas, CublasPath};
 use crate::measure::stats;
 use crate::measure::timing::{self, Comparison, RoundOperands};
-use crate::measure::variant::{
-    GemmKernel, IntoOutput, LoadPathKernel, SkinnyKernel, StreamKernel, Variant,
-};
+use crate::measure::variant::Variant;
 use crate::settings::Settings;
+use crate::trial::bound::{problem, BoundVariant};
+use crate::trial::context::TrialContext;
 use crate::trial::expectation::Caught;
 use crate::trial::job::{Job, Observed, SweepRow, TrialRecord, VariantRecord, VariantSpec};
 use std::time::{Duration, Instant};
-
-/// The per-process state every GPU job starts from.
-struct TrialContext {
-    gpu: Gpu,
-    hang: HangWatch,
-    settings: Settings,
-    seeds: Seeds,
-    /// Physical chunks rounds map their operands onto (GEMM_ABLATE_RANDOMIZE=memory), made at the first round.
-    pool: std::sync::OnceLock<crate::gpu::memory::ChunkPool>,
-}
 
 /// Runs a job in this process and returns its (unjudged) record; errors become the observation.
 pub fn run(name: &str, job: &Job) -> TrialRecord {
@@ -89,164 +78,6 @@ fn run_on(ctx: &TrialContext, name: &str, job: &Job) -> Result<TrialRecord> {
             shape,
             dtype,
         } => profile_job(ctx, name, job, variant, shape, *dtype),
-    }
-}
-
-/// One side of a comparison, built and bound to one set of operands.
-enum BoundVariant<'a> {
-    Cublas,
-    Gemm(GemmKernel<'a>),
-    LoadPath(LoadPathKernel<'a>),
-    Stream(StreamKernel<'a>),
-    Skinny(SkinnyKernel<'a>),
-    /// Boxed: it carries its manifest, larger than the other variants.
-    External(Box<ExternalKernel<'a>>),
-}
-
-impl<'a> BoundVariant<'a> {
-    fn new(
-        ctx: &'a TrialContext,
-        spec: &VariantSpec,
-        ops: &'a Operands,
-    ) -> Result<BoundVariant<'a>> {
-        Ok(match spec {
-            VariantSpec::Cublas => BoundVariant::Cublas,
-            VariantSpec::Gemm { name, config } => {
-                BoundVariant::Gemm(GemmKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
-            }
-            VariantSpec::LoadPath { name, config } => {
-                BoundVariant::LoadPath(LoadPathKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
-            }
-            VariantSpec::Stream { name, config } => {
-                BoundVariant::Stream(StreamKernel::new(&ctx.gpu, name, config, ops)?)
-            }
-            VariantSpec::Skinny { name, config } => {
-                BoundVariant::Skinny(SkinnyKernel::new(&ctx.gpu, name, config, ops)?)
-            }
-            VariantSpec::External { name, spec } => {
-                BoundVariant::External(Box::new(ExternalKernel::new(&ctx.gpu, name, spec, ops)?))
-            }
-        })
-    }
-
-    /// The variant, where cuBLAS is only built when one side needs it.
-    fn variant<'b>(&'b self, cublas: Option<&'b Cublas>) -> Result<&'b dyn Variant> {
-        match (self, cublas) {
-            (BoundVariant::Cublas, Some(c)) => Ok(c),
-            (BoundVariant::Cublas, None) => Err(Error::Other(
-                "internal: a cuBLAS side without a cuBLAS handle".into(),
-            )),
-            (BoundVariant::Gemm(k), _) => Ok(k),
-            (BoundVariant::LoadPath(k), _) => Ok(k),
-            (BoundVariant::Stream(k), _) => Ok(k),
-            (BoundVariant::Skinny(k), _) => Ok(k),
-            (BoundVariant::External(k), _) => Ok(k.as_ref()),
-        }
-    }
-
-    /// Checks the variant (GEMMs against cuBLAS, load paths by checksum); the record says what was found.
-    fn checked_record(
-        &self,
-        ctx: &TrialContext,
-        util: &UtilKernels,
-        ops: &Operands,
-        cublas: &Cublas,
-        spec: &VariantSpec,
-    ) -> Result<VariantRecord> {
-        let gpu = &ctx.gpu;
-        let record = |label: String, k: Option<&GemmKernel>| VariantRecord {
-            name: spec.name(),
-            label,
-            config: k.map(|k| k.config.clone()),
-            resources: k.map(|k| k.report.clone()),
-            check: None,
-            measures: Vec::new(),
-            checksum: None,
-        };
-        // GEMMs are checked against cuBLAS on fresh inputs, into a poisoned and fenced output.
-        let against_cublas = |k: &dyn IntoOutput| {
-            check::check(gpu, util, ops, cublas, &ctx.hang, k, ctx.seeds.next())
-        };
-        Ok(match self {
-            BoundVariant::Cublas => record(cublas.label(), None),
-            BoundVariant::Gemm(k) => {
-                let mut r = record(k.label(), Some(k));
-                if k.config.computes_gemm() || k.config.fault.is_some() {
-                    r.check = Some(against_cublas(k)?);
-                }
-                r
-            }
-            BoundVariant::LoadPath(k) => {
-                let mut r = record(k.label(), None);
-                r.checksum = Some(k.check(gpu, util)?);
-                r
-            }
-            BoundVariant::Stream(k) => {
-                let mut r = record(k.label(), None);
-                r.checksum = Some(k.check(gpu, util)?);
-                r
-            }
-            BoundVariant::Skinny(k) => {
-                let mut r = record(k.label(), None);
-                r.resources = Some(k.report.clone());
-                r.check = Some(against_cublas(k)?);
-                r
-            }
-            // Checked like every GEMM, into the poisoned and guarded output, before it is ever timed.
-            BoundVariant::External(k) => {
-                let mut r = record(k.label(), None);
-                r.resources = Some(k.report.clone());
-                r.check = Some(against_cublas(k.as_ref())?);
-                r
-            }
-        })
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        match self {
-            BoundVariant::Gemm(k) => k
-                .report
-                .warnings
-                .iter()
-                .filter(|w| !w.contains("Remark"))
-                .map(|w| format!("{}: ptxas {w}", k.label))
-                .chain(k.placement.clone())
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-}
-
-/// What is wrong with a checked variant, if anything, as the way it was caught.
-fn problem(r: &VariantRecord) -> Option<(Caught, String)> {
-    if let Some(c) = r.check.as_ref().filter(|c| !c.passed) {
-        let caught = if c.guard_damage > 0 {
-            Caught::OutOfBounds
-        } else if c.unwritten > 0 {
-            Caught::Unwritten
-        } else {
-            Caught::WrongValues
-        };
-        return Some((
-            caught,
-            format!(
-                "{}: {} (inputs from seed {}: GEMM_ABLATE_SEED={} replays it)",
-                r.name,
-                c.problem.clone().unwrap_or_default(),
-                c.seed,
-                c.seed
-            ),
-        ));
-    }
-    match r.checksum {
-        Some((got, want)) if got != want => Some((
-            Caught::WrongValues,
-            format!(
-                "{}: the checksum of the bytes it loaded, {got}, differs from the expected {want}",
-                r.name
-            ),
-        )),
-        _ => None,
     }
 }
 
