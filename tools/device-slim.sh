@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The tracked tree (mostly results/, about 63 MB) and the packed binaries no longer fit the 64 MiB a device call
-# carries. The device runs need nothing under results/ (the pins are compiled into the binaries; replay:: is
-# skipped there), so before a call `tools/device-slim.sh off` takes results/ out of git's index and ignores it
-# locally (the files stay on disk, untouched), and right after the call `tools/device-slim.sh on` puts it back.
+# The tracked tree (mostly results/, about 200 MB) and the packed binaries no longer fit the 64 MiB a device call
+# carries. The device runs need nothing under results/ (the pins are data under pins/, read from the checkout;
+# replay:: is skipped there), so before a call `tools/device-slim.sh off` takes results/ out of git's index and
+# ignores it locally (the files stay on disk, untouched), and right after the call `tools/device-slim.sh on` puts it
+# back.
 # Never commit in between: `git status` would show results/ as deleted, and a commit would delete it (it happened
 # once, caught before it landed): `off` leaves a marker and a local pre-commit hook that refuses any commit while
 # the marker is there; `on` removes the marker. `on` is safe to run twice.
