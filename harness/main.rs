@@ -354,11 +354,30 @@ fn baseline(args: &[String]) -> ExitCode {
 }
 
 /// What `auto` runs, without a GPU: `auto SHAPE...` (the spec and the rule for each shape) or `auto --ranges NxK`
-/// (the kernel for every token count from 1 to 8192, as ranges), for the H200's SM count.
+/// (the kernel for every token count from 1 to 8192, as ranges), for the H200's SM count or `--sms N`.
 fn auto(args: &[String]) -> ExitCode {
     use harness::kernel::dispatch::{auto_ranges, auto_spec, H200_SMS};
     use harness::kernel::problem::parse_shape;
     use std::io::Write;
+    // `--sms N` resolves for another GPU's SM count (the rules were measured on the H200's 132).
+    let (sms, args) = match args.iter().position(|a| a == "--sms") {
+        Some(i) => match args.get(i + 1).and_then(|n| n.parse::<u32>().ok()) {
+            Some(n) if (1..=1024).contains(&n) => {
+                let mut rest = args.to_vec();
+                rest.drain(i..i + 2);
+                (n, rest)
+            }
+            _ => {
+                eprintln!("--sms needs an SM count from 1 to 1024 (the H200 has {H200_SMS})");
+                return ExitCode::from(2);
+            }
+        },
+        None => (H200_SMS, args.to_vec()),
+    };
+    if args.is_empty() {
+        eprintln!("usage: gemm-ablate auto [--sms N] SHAPE... | auto [--sms N] --ranges NxK");
+        return ExitCode::from(2);
+    }
     // A closed pipe (`| head`) ends the listing quietly.
     let mut out = std::io::stdout().lock();
     if args[0] == "--ranges" {
@@ -375,23 +394,23 @@ fn auto(args: &[String]) -> ExitCode {
         };
         let _ = writeln!(
             out,
-            "auto on {H200_SMS} SMs, N = {}, K = {}, M = 1 to 8192:",
+            "auto on {sms} SMs, N = {}, K = {}, M = 1 to 8192:",
             shape.n, shape.k
         );
-        for (first, last, spec, rule) in auto_ranges(shape.n, shape.k, H200_SMS, 8192) {
+        for (first, last, spec, rule) in auto_ranges(shape.n, shape.k, sms, 8192) {
             if writeln!(out, "  M = {first}-{last}: {spec}\n      {rule}").is_err() {
                 break;
             }
         }
         return ExitCode::SUCCESS;
     }
-    for text in args {
+    for text in &args {
         match parse_shape(text) {
             Ok(shape) => {
-                let (spec, rule) = auto_spec(&shape, H200_SMS);
+                let (spec, rule) = auto_spec(&shape, sms);
                 let _ = writeln!(
                     out,
-                    "{text} ({}x{}x{}) on {H200_SMS} SMs: {spec}\n  {rule}",
+                    "{text} ({}x{}x{}) on {sms} SMs: {spec}\n  {rule}",
                     shape.m, shape.n, shape.k
                 );
             }
@@ -534,6 +553,23 @@ fn ladder(filters: &[String], deadline: Duration, settings: &Settings) -> ExitCo
 /// A variant spec on the command line: `cublas`, `auto` (resolved for the shape, see harness/kernel/dispatch.rs),
 /// `stream` (the read floor, harness/kernel/stream.rs) or `skinny` (harness/kernel/skinny.rs) with their switches, or
 /// a rung with switches.
+/// The SM count `auto` resolves for: the visible GPU's, or the H200's where there is none (a listing or a build
+/// without a GPU), said once where it is not the H200's.
+fn auto_sms() -> u32 {
+    use harness::kernel::dispatch::H200_SMS;
+    static SMS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *SMS.get_or_init(|| match device::query(0) {
+        Ok(info) if info.sm_count != H200_SMS => {
+            eprintln!(
+                "note: auto is resolved for this GPU's {} SMs ({}); its rules were measured on the H200's {H200_SMS}",
+                info.sm_count, info.name
+            );
+            info.sm_count
+        }
+        _ => H200_SMS,
+    })
+}
+
 fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);
@@ -542,8 +578,7 @@ fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
         return outside.map_err(|e| e.to_string());
     }
     if s.eq_ignore_ascii_case("auto") {
-        let (label, config) =
-            harness::kernel::dispatch::auto_variant(shape, harness::kernel::dispatch::H200_SMS);
+        let (label, config) = harness::kernel::dispatch::auto_variant(shape, auto_sms());
         return Ok(VariantSpec::gemm(label, config));
     }
     harness::kernel::ladder::parse_spec(s)
