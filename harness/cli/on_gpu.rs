@@ -1,0 +1,375 @@
+//! The commands that measure on a GPU: the main job (the ladder against cuBLAS), `compare`, `sustain`, `profile`
+//! and `cublas-paths`. Each says so and stops where there is no GPU to run on.
+
+use crate::{shape_arg, spec};
+use harness::gpu::device;
+use harness::report::results::{Environment, RunFile};
+use harness::settings::Settings;
+use harness::trial::job::{Job, Observed, TrialRecord, VariantSpec};
+use harness::trial::subprocess;
+use harness::DType;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// `cublas-paths SHAPE... [bf16] [--out FILE]`: chooses cuBLAS's reference path for each shape afresh by the
+/// paired rule (measure/cublas_choice.rs), prints each choice and why, and writes them as JSON (the entries of
+/// pins/cublas-paths.json).
+pub(crate) fn cublas_paths(args: &[String], settings: &Settings) -> ExitCode {
+    let mut dtype = DType::F16;
+    let mut out = None;
+    let mut shapes = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--out" {
+            match it.next() {
+                Some(f) => out = Some(f.clone()),
+                None => {
+                    eprintln!("--out needs a file");
+                    return ExitCode::from(2);
+                }
+            }
+        } else if let Some(d) = DType::parse(a) {
+            dtype = d;
+        } else {
+            match harness::kernel::problem::parse_shape(a) {
+                Ok(s) => shapes.push((s, dtype)),
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
+    for s in &mut shapes {
+        s.1 = dtype;
+    }
+    let chosen = harness::measure::cublas_choice::choose_afresh(&shapes, settings, |c| {
+        println!("{}: {}", c.key, c.describe())
+    });
+    match chosen {
+        Ok(choices) => {
+            if let Some(f) = out {
+                let text = serde_json::to_string_pretty(&choices).unwrap_or_default();
+                if let Err(e) = std::fs::write(&f, text) {
+                    eprintln!("{f}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Nsight Compute on one variant and on cuBLAS: `profile SPEC SHAPE [bf16] [--full]`; the report is kept under
+/// results/profiles/ (with `--full`, ncu's full section set, its details page, details.txt, and its source page,
+/// source.csv, summarized: where each kernel's warps wait).
+pub(crate) fn profile(args: &[String]) -> ExitCode {
+    let dtype = args[2..]
+        .iter()
+        .find_map(|d| DType::parse(d))
+        .unwrap_or(DType::F16);
+    let Some(shape) = shape_arg(&args[1]) else {
+        return ExitCode::from(2);
+    };
+    let variant = match spec(&args[0], &shape) {
+        Ok(VariantSpec::Cublas) => {
+            eprintln!("profile compares a kernel with cuBLAS: give a kernel spec such as rung7 or rung8:pingpong=0");
+            return ExitCode::from(2);
+        }
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = variant.validate(&shape) {
+        eprintln!("{e}");
+        return ExitCode::from(2);
+    }
+    if let Err(e) = harness::trial::profile::find_ncu() {
+        eprintln!("{e}");
+        return ExitCode::from(2);
+    }
+    if let Err(reason) = device::hopper_available() {
+        eprintln!("profile needs a Hopper GPU: {reason}");
+        return ExitCode::FAILURE;
+    }
+    let name = format!("profile::{}::{}", variant.name(), shape.name);
+    let stamp = harness::report::results::utc_now().replace([':', '-'], "");
+    let safe = harness::report::results::file_stem(&name);
+    let dir = harness::report::results::results_dir()
+        .join("profiles")
+        .join(format!("{safe}-{stamp}"));
+    let job = Job::Profile {
+        variant,
+        shape,
+        dtype,
+    };
+    let full = args[2..].iter().any(|a| a == "--full");
+    match harness::trial::profile::run(&name, &job, &dir, full) {
+        Ok(p) => {
+            print!("{}", harness::report::text::profile_text(&p));
+            if let Ok(summary) = std::fs::read_to_string(dir.join("source-summary.txt")) {
+                print!(
+                    "\nwhere the warps wait (Nsight Compute's source page, source.csv):\n{summary}"
+                );
+            }
+            println!("saved in {}", dir.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!(
+                "{e}\n(what ncu printed is in {})",
+                dir.join("ncu.log").display()
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Every rung against cuBLAS on every standard shape, each pair in its own process, as one table.
+pub(crate) fn ladder(filters: &[String], deadline: Duration, settings: &Settings) -> ExitCode {
+    if let Err(reason) = device::hopper_available() {
+        eprintln!("gemm-ablate needs a Hopper GPU (H100/H200) for the ladder: {reason}");
+        eprintln!("(Without a GPU: show, diff, build, auto, list, report, baseline, agree and stalls work; `cargo test --release` runs the CPU tests.)");
+        return ExitCode::FAILURE;
+    }
+    let shapes = harness::kernel::problem::standard_shapes();
+    let mut records: Vec<TrialRecord> = Vec::new();
+    let mut all = harness::trial::hypothesis::ladder_trials();
+    harness::trial::pins::apply(&mut all);
+    let chosen: Vec<_> = all
+        .into_iter()
+        .filter(|t| {
+            let name = t.name.trim_start_matches("ladder::");
+            filters.is_empty() || filters.iter().any(|f| name.contains(f))
+        })
+        .collect();
+    let progress = harness::suite::Progress::new(chosen.len());
+    let spread = harness::trial::workers::Spread::from_settings(settings);
+    for trial in chosen {
+        let name = trial.name.trim_start_matches("ladder::").to_string();
+        progress.start(&name);
+        let precision = harness::trial::workers::precision_for(&trial.expectation);
+        let r =
+            harness::trial::workers::run(&trial.name, &trial.job, deadline, &[], spread, precision)
+                .record
+                .judged(&trial.expectation);
+        eprintln!(
+            "{name}: {} ({})",
+            harness::report::text::ladder_cell(&r),
+            r.judgement
+        );
+        records.push(r);
+    }
+    harness::report::text::print_ladder(&records, &shapes);
+    let file = RunFile {
+        suite: "ladder".into(),
+        environment: Environment::capture(),
+        trials: records,
+        calibration: Vec::new(),
+    };
+    match file.write() {
+        Ok(p) => println!("results written to {}", p.display()),
+        Err(e) => eprintln!("could not write results: {e}"),
+    }
+    ExitCode::SUCCESS
+}
+
+/// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.
+pub(crate) fn compare(
+    shape_name: &str,
+    specs: &[String],
+    deadline: Duration,
+    settings: &Settings,
+) -> ExitCode {
+    let Some(shape) = shape_arg(shape_name) else {
+        return ExitCode::from(2);
+    };
+    let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s, &shape)).collect();
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    // A spec that cannot run this shape is said before anything starts.
+    for p in &parsed {
+        if let Err(e) = p.validate(&shape) {
+            eprintln!("{}: {e}", p.name());
+            return ExitCode::from(2);
+        }
+    }
+    if let Err(reason) = device::hopper_available() {
+        eprintln!("compare needs a Hopper GPU: {reason}");
+        return ExitCode::FAILURE;
+    }
+    let spread = harness::trial::workers::Spread::from_settings(settings);
+    let mut records = Vec::new();
+    for cand in &parsed[1..] {
+        let job = Job::Compare {
+            baseline: parsed[0].clone(),
+            candidate: cand.clone(),
+            shape: shape.clone(),
+            dtype: DType::F16,
+        };
+        let name = format!(
+            "compare::{}::{}::{}",
+            cand.name(),
+            parsed[0].name(),
+            shape.name
+        );
+        let mut r = harness::trial::workers::run(&name, &job, deadline, &[], spread, None).record;
+        r.judgement = match &r.observed {
+            Observed::Compared(e) => harness::report::text::estimate_line(e),
+            Observed::Wrong { message: m, .. }
+            | Observed::Hang(m)
+            | Observed::HostTimeout(m)
+            | Observed::Error(m) => format!("no verdict, {}: {m}", r.observed.kind()),
+            o => format!("no verdict: {}", o.kind()),
+        };
+        r.passed = matches!(r.observed, Observed::Compared(_));
+        println!("{name}");
+        harness::report::text::print_record(&r);
+        records.push(r);
+    }
+    let file = RunFile {
+        suite: "compare".into(),
+        environment: Environment::capture(),
+        trials: records,
+        calibration: Vec::new(),
+    };
+    if let Ok(p) = file.write() {
+        println!("results written to {}", p.display());
+    }
+    ExitCode::SUCCESS
+}
+
+/// `sustain`'s arguments after the shape: the specs, `--seconds S` (above 0, at most 60; default 4) and
+/// `--passes P` (1 to 10; default 2).
+pub(crate) fn sustain_options(args: &[String]) -> Result<(Vec<String>, f64, usize), String> {
+    let (mut seconds, mut passes, mut specs) = (4.0, 2, Vec::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--seconds" => match it.next().and_then(|v| v.parse::<f64>().ok()) {
+                Some(s) if s > 0.0 && s <= 60.0 => seconds = s,
+                _ => return Err("--seconds takes a number of seconds above 0 and at most 60 (a run this long settles; more costs device time)".into()),
+            },
+            "--passes" => match it.next().and_then(|v| v.parse::<usize>().ok()) {
+                Some(p) if (1..=10).contains(&p) => passes = p,
+                _ => return Err("--passes takes a whole number from 1 to 10".into()),
+            },
+            _ => specs.push(a.clone()),
+        }
+    }
+    if specs.is_empty() {
+        return Err("sustain needs at least one variant spec (a rung, `auto` or `cublas`)".into());
+    }
+    Ok((specs, seconds, passes))
+}
+
+/// Each variant (or `cublas`) alone, back to back, for some seconds, the list twice by default: the time, SM clock
+/// (NVML's and, with `clock_probe=1`, the kernel's own), power and energy each settles at under sustained load.
+/// `sustain SHAPE SPEC... [--seconds S] [--passes P]`.
+pub(crate) fn sustain(args: &[String]) -> ExitCode {
+    let (specs, seconds, passes) = match sustain_options(&args[1..]) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(shape) = shape_arg(&args[0]) else {
+        return ExitCode::from(2);
+    };
+    let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s, &shape)).collect();
+    let variants = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    for v in &variants {
+        if let Err(e) = v.validate(&shape) {
+            eprintln!("{}: {e}", v.name());
+            return ExitCode::from(2);
+        }
+    }
+    if let Err(reason) = device::hopper_available() {
+        eprintln!("sustain needs a Hopper GPU: {reason}");
+        return ExitCode::FAILURE;
+    }
+    let job = Job::Sustain {
+        variants,
+        shape: shape.clone(),
+        dtype: DType::F16,
+        seconds,
+        passes,
+    };
+    let name = format!("sustain::{}", shape.name);
+    // Compilation, checks and the runs themselves, with room to spare.
+    let deadline = Duration::from_secs_f64(120.0 + seconds * (passes * specs.len()) as f64 * 1.5);
+    let mut r = subprocess::run_in_child(&name, &job, deadline).record;
+    r.passed = matches!(r.observed, Observed::Sustained);
+    r.judgement = if r.passed {
+        "every variant correct; each run alone (not a paired verdict)".into()
+    } else {
+        format!("no figures, {}", r.observed.kind())
+    };
+    println!("{name}");
+    harness::report::text::print_record(&r);
+    let passed = r.passed;
+    let file = RunFile {
+        suite: "sustain".into(),
+        environment: Environment::capture(),
+        trials: vec![r],
+        calibration: Vec::new(),
+    };
+    if let Ok(p) = file.write() {
+        println!("results written to {}", p.display());
+    }
+    if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sustain_options;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn sustain_options_default_and_name_their_limits() {
+        assert_eq!(
+            sustain_options(&args("cublas rung10")).unwrap(),
+            (args("cublas rung10"), 4.0, 2)
+        );
+        assert_eq!(
+            sustain_options(&args("rung10 --seconds 2.5 --passes 3")).unwrap(),
+            (args("rung10"), 2.5, 3)
+        );
+        for (bad, says) in [
+            ("rung10 --seconds 0", "above 0 and at most 60"),
+            ("rung10 --seconds 61", "at most 60"),
+            ("rung10 --seconds", "--seconds takes"),
+            ("rung10 --passes 0", "from 1 to 10"),
+            ("rung10 --passes 1.5", "whole number"),
+            ("--seconds 3", "at least one variant spec"),
+        ] {
+            let e = sustain_options(&args(bad)).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+}
