@@ -27,6 +27,12 @@ mod cli;
 use cli::offline::{agree, auto, baseline, build, report, stalls};
 use cli::on_gpu::{compare, cublas_paths, ladder, profile, sustain};
 
+/// Writes a command's text to standard output; a reader that stopped early (`| head`) ends it quietly.
+fn emit(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 fn usage() -> ExitCode {
     eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG|stream[:...]|skinny[:...] [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | sustain SHAPE SPEC... [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
     ExitCode::from(2)
@@ -60,10 +66,29 @@ fn resolved(rung: Rung, dtype: DType, everything: bool) -> Result<String, String
         .map_err(|e| e.to_string())
 }
 
+/// A reader that stops early (`gemm-ablate baseline A B | head`) ends the command as it ends any Unix tool,
+/// quietly, instead of a panic on the next line printed: Rust ignores SIGPIPE unless told otherwise.
+#[cfg(unix)]
+fn end_quietly_on_a_closed_pipe() {
+    extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIGPIPE: i32 = 13;
+    const SIG_DFL: usize = 0;
+    // SAFETY: restoring the default disposition of one signal, before any thread is started.
+    unsafe {
+        signal(SIGPIPE, SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn end_quietly_on_a_closed_pipe() {}
+
 fn main() -> ExitCode {
     if let Some(code) = subprocess::child_entry() {
         return code;
     }
+    end_quietly_on_a_closed_pipe();
     let settings = Settings::or_exit();
     let deadline = Duration::from_secs_f64(settings.trial_timeout_s);
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -97,7 +122,7 @@ fn main() -> ExitCode {
             };
             match shown {
                 Ok(s) => {
-                    print!("{s}");
+                    emit(&s);
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
@@ -116,11 +141,12 @@ fn main() -> ExitCode {
             ) {
                 (Ok(x), Ok(y)) => {
                     let diff = similar::TextDiff::from_lines(&x, &y);
-                    print!(
-                        "{}",
-                        diff.unified_diff()
+                    emit(
+                        &diff
+                            .unified_diff()
                             .context_radius(3)
                             .header(&a.name(), &b.name())
+                            .to_string(),
                     );
                     ExitCode::SUCCESS
                 }
@@ -141,8 +167,8 @@ fn main() -> ExitCode {
         Some("auto") if args.len() >= 2 => auto(&args[1..]),
         Some("cublas-paths") if args.len() >= 2 => cublas_paths(&args[1..], &settings),
         Some("list") => {
-            print!("{}", harness::report::text::list_text());
-            print!("{}", harness::kernel::external::listing());
+            emit(&harness::report::text::list_text());
+            emit(&harness::kernel::external::listing());
             ExitCode::SUCCESS
         }
         Some("device") => match device::query(0) {
