@@ -149,7 +149,7 @@ def main():
     env = next(iter(trials.values()))[0][1]
 
     print("1. Each trial in separate processes, as measured (every process's own interval and verdict):")
-    overlap_all = agree_far = far = held = processes = 0
+    overlap_all = agree_far = far = held = processes = contradicting = 0
     for name in sorted(trials):
         recs = [r for r, _ in trials[name]]
         est = [r["observed"]["Compared"] for r in recs]
@@ -157,6 +157,10 @@ def main():
         ok = all(max(a["ci"][0], b["ci"][0]) <= min(a["ci"][1], b["ci"][1]) for i, a in enumerate(est)
                  for b in est[i + 1:])
         same = len({e["verdict"] for e in est}) == 1
+        # Two different decisive verdicts (slower against no change, say): a contradiction, where a decisive
+        # verdict against an inconclusive one is only a difference in evidence (H110).
+        contradicts = len({e["verdict"] for e in est} - {"Inconclusive"}) > 1
+        contradicting += contradicts
         overlap_all += ok
         centre = math.exp(ys.mean())
         held += sum(e["ci"][0] <= centre <= e["ci"][1] for e in est)
@@ -166,11 +170,12 @@ def main():
             agree_far += same
         print(f"  {name:<44} {len(ys):>2} processes, ratios {math.exp(ys.min()):.4f}-{math.exp(ys.max()):.4f}, "
               f"sd {100 * ys.std(ddof=1):.2f}% against {100 * np.median([e['log_se'] for e in est]):.2f}% "
-              f"stated, intervals {'overlap' if ok else 'do NOT overlap'}, verdicts {'agree' if same else 'DISAGREE'}"
-              f", passed {sum(r['passed'] for r in recs)}")
+              f"stated, intervals {'overlap' if ok else 'do NOT overlap'}, verdicts "
+              f"{'agree' if same else 'CONTRADICT' if contradicts else 'DISAGREE'}, passed {sum(r['passed'] for r in recs)}")
     print(f"  all intervals overlap pairwise in {overlap_all} of {len(trials)} trials; verdicts agree in "
           f"{agree_far} of {far} trials whose ratio is over 0.5% from a band edge; a process's interval holds the "
-          f"mean over its trial's processes in {held} of {processes}")
+          f"mean over its trial's processes in {held} of {processes}; two decisive verdicts contradict in "
+          f"{contradicting} of {len(trials)} trials")
 
     print(f"\n2. The prior of a comparison's between-process variance, each process's first {args.rounds} rounds:")
     fitted = {}
