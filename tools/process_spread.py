@@ -97,7 +97,7 @@ def judge_design(trials, rounds, processes, looks, prior_of, spend=None, floor=F
     share of the error (even by default); `floor` keeps the variance at the last look at least the processes' own
     sample variance."""
     spend = spend or [1 / len(looks)] * len(looks)
-    covered, overlapping, agreeing, halves, spent = [], [], [], [], []
+    covered, overlapping, agreeing, halves, spent, contradicting = [], [], [], [], [], []
     counts = collections.Counter()
     for name, recs in trials.items():
         s02, d0 = prior_of(name, kind(recs[0][0]))
@@ -128,10 +128,12 @@ def judge_design(trials, rounds, processes, looks, prior_of, spend=None, floor=F
                                for i, a in enumerate(intervals) for b in intervals[i + 1:]))
         if abs(abs(grand) - BAND) > 0.005:
             agreeing.append(len(set(verdicts)) == 1)
+        contradicting.append(len(set(verdicts) - {"inconclusive"}) > 1)
     return {
         "coverage": float(np.mean(covered)),
         "overlap": (sum(overlapping), len(overlapping)),
         "agree": (sum(agreeing), len(agreeing)),
+        "contradict": (sum(contradicting), len(contradicting)),
         "median_half_width_pct": 100 * float(np.median(halves)),
         "mean_processes": float(np.mean(spent)),
         "verdicts": dict(counts),
@@ -221,7 +223,8 @@ def main():
     ]:
         r = judge_design(trials, args.rounds, processes, looks, left_out, spend, floor)
         print(f"  {label:<47} coverage {r['coverage']:.3f}, intervals overlap {r['overlap'][0]}/{r['overlap'][1]}, "
-              f"verdicts agree {r['agree'][0]}/{r['agree'][1]}, median half-width {r['median_half_width_pct']:.2f}%, "
+              f"verdicts agree {r['agree'][0]}/{r['agree'][1]}, contradict {r['contradict'][0]}/{r['contradict'][1]}, "
+              f"median half-width {r['median_half_width_pct']:.2f}%, "
               f"{r['mean_processes']:.2f} processes a comparison, verdicts {r['verdicts']}")
 
     if args.write:
