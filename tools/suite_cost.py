@@ -7,7 +7,9 @@ against about 14 before the worker processes; this says which part to cut.
 
 Usage, from the repository root: python3 tools/suite_cost.py RUN.json|ARCHIVE.tgz...
 The batches' share is estimated as pairs x 2 x the batch length the run was set to (GEMM_ABLATE_BATCH_MS, 3 ms by
-default), plus each round's warm-up (GEMM_ABLATE_ROUND_WARMUP_MS, 40 ms).
+default), plus each round's warm-up (GEMM_ABLATE_ROUND_WARMUP_MS, 40 ms). Records written since the worker processes
+mark their phases (TrialRecord::phases: the GPU opened, the variants checked, the first warm-up, the rounds) also
+get those phases summed, worker by worker.
 """
 import collections
 import json
@@ -41,6 +43,8 @@ def setting(run, name, default):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    phase_time = collections.Counter()
+    phased_workers = 0
     kinds = collections.Counter()
     counts = collections.Counter()
     outside = inside_before = batches = processes = compared = 0.0
@@ -54,6 +58,17 @@ def main():
             wall = t.get("duration_s") or 0.0
             kinds[kind] += wall
             counts[kind] += 1
+            # Each worker's phase marks (seconds since its job started), where the record has them.
+            workers = collections.defaultdict(list)
+            for label, at in t.get("phases", []):
+                worker, _, phase = label.rpartition(": ") if ": " in label else ("worker 1", "", label)
+                workers[worker].append((phase, at))
+            for marks in workers.values():
+                phased_workers += 1
+                before = 0.0
+                for phase, at in marks:
+                    phase_time[phase] += at - before
+                    before = at
             c = t.get("comparison")
             if not c:
                 continue
@@ -78,6 +93,15 @@ def main():
         ]:
             per = part / max(processes, 1)
             print(f"  {part:>7.0f} s {label}: {per:.2f} s a process")
+    print_phases(phase_time, phased_workers)
+
+
+def print_phases(phase_time, workers):
+    if not workers:
+        return
+    print(f"phases of {workers} worker processes (from their own marks; each up to its mark, from the one before):")
+    for phase, seconds in phase_time.most_common():
+        print(f"  up to {phase:<14} {seconds:>7.0f} s, {seconds / workers:.2f} s a worker")
 
 
 if __name__ == "__main__":

@@ -13,4 +13,17 @@ pub(crate) struct TrialContext {
     pub(crate) seeds: Seeds,
     /// Physical chunks rounds map their operands onto (GEMM_ABLATE_RANDOMIZE=memory), made at the first round.
     pub(crate) pool: std::sync::OnceLock<crate::gpu::memory::ChunkPool>,
+    /// When the job started, and the phases marked since (`mark`).
+    pub(crate) started: std::time::Instant,
+    pub(crate) phases: std::sync::Mutex<Vec<(String, f64)>>,
+}
+
+impl TrialContext {
+    /// Marks the end of a phase of the job, in seconds since it started (kept in the record, TrialRecord::phases).
+    pub(crate) fn mark(&self, phase: &str) {
+        let at = self.started.elapsed().as_secs_f64();
+        if let Ok(mut p) = self.phases.lock() {
+            p.push((phase.to_string(), at));
+        }
+    }
 }

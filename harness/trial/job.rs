@@ -457,6 +457,11 @@ pub struct TrialRecord {
     /// Sustained runs: each variant alone, pass by pass.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sustained: Vec<crate::measure::sustained::SustainedRun>,
+    /// Where a worker process's time went: seconds since its job started at the end of each phase (the GPU
+    /// opened, the variants checked, the first warm-up, the rounds), each worker's marks prefixed with its number
+    /// where a comparison was spread over several (tools/suite_cost.py sums them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<(String, f64)>,
 }
 
 impl TrialRecord {
@@ -477,6 +482,7 @@ impl TrialRecord {
             duration_s: 0.0,
             gpu: None,
             sustained: Vec::new(),
+            phases: Vec::new(),
         }
     }
 

@@ -37,8 +37,14 @@ pub fn run(name: &str, job: &Job) -> TrialRecord {
             settings,
             seeds,
             pool: std::sync::OnceLock::new(),
+            started,
+            phases: std::sync::Mutex::new(Vec::new()),
         };
-        run_on(&ctx, name, job)
+        ctx.mark("gpu opened");
+        run_on(&ctx, name, job).map(|mut record| {
+            record.phases = ctx.phases.lock().map(|p| p.clone()).unwrap_or_default();
+            record
+        })
     }) {
         Ok(r) => r,
         Err(e) => TrialRecord::new(name, job, Observed::from_error(e)),
@@ -218,6 +224,7 @@ fn compare_in_rounds(
             if index == 0 {
                 timing::warm_up(gpu, [va, vb], sets, settings.timing.warmup_ms)
                     .map_err(|e| ctx.hang.explain(e))?;
+                ctx.mark("warmed up");
             }
             let where_ = RoundOperands {
                 seed: ops.seed,
@@ -341,6 +348,7 @@ fn compare_job(
     specs[1].validate_for(shape, dtype)?;
     let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let (mut records, path, warnings, wrong) = check_all(ctx, &util, shape, dtype, &specs)?;
+    ctx.mark("checked");
     let base = |observed| TrialRecord {
         shape: Some(shape.clone()),
         dtype: Some(dtype),
@@ -355,6 +363,7 @@ fn compare_job(
         });
     }
     let cmp = compare_in_rounds(ctx, &util, shape, dtype, specs, path)?;
+    ctx.mark("rounds timed");
     with_time(&mut records[0], cmp.baseline_median_us, shape, specs[0]);
     with_time(&mut records[1], cmp.candidate_median_us, shape, specs[1]);
     let mut record = base(Observed::Compared(cmp.estimate.clone()));

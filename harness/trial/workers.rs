@@ -164,8 +164,18 @@ fn merged(
     flags: Vec<String>,
     started: Instant,
 ) -> crate::trial::job::TrialRecord {
+    let phases: Vec<(String, f64)> = records
+        .iter()
+        .enumerate()
+        .flat_map(|(k, r)| {
+            r.phases
+                .iter()
+                .map(move |(p, t)| (format!("worker {}: {p}", k + 1), *t))
+        })
+        .collect();
     let mut records = records.into_iter();
     let mut first = records.next().expect("a worker's record");
+    first.phases = phases;
     let mut comparisons: Vec<Comparison> = first.comparison.take().into_iter().collect();
     comparisons.extend(records.filter_map(|r| r.comparison));
     first.comparison = Comparison::across_processes(comparisons, estimate.clone());
@@ -211,5 +221,38 @@ mod tests {
         assert_eq!(p.spending, crate::measure::processes::PROCESS_SPENDING);
         let d = Spread::from_settings(&crate::settings::Settings::default());
         assert_eq!((d.processes, d.rounds_per_process), (3, 4));
+    }
+
+    #[test]
+    fn the_merged_record_keeps_every_workers_phases_under_its_number() {
+        let job = compare(VariantSpec::Cublas, VariantSpec::Cublas);
+        let estimate = crate::measure::stats::estimate(
+            &[vec![0.0, 0.001], vec![0.001, 0.0]],
+            StatsSettings::default(),
+        );
+        let worker = |opened: f64| crate::trial::job::TrialRecord {
+            phases: vec![
+                ("gpu opened".into(), opened),
+                ("checked".into(), opened + 0.2),
+            ],
+            ..crate::trial::job::TrialRecord::new("t", &job, Observed::Compared(estimate.clone()))
+        };
+        let merged = merged(
+            vec![worker(0.4), worker(0.5)],
+            estimate.clone(),
+            Vec::new(),
+            Instant::now(),
+        );
+        let labels: Vec<&str> = merged.phases.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "worker 1: gpu opened",
+                "worker 1: checked",
+                "worker 2: gpu opened",
+                "worker 2: checked"
+            ]
+        );
+        assert_eq!(merged.phases[2].1, 0.5);
     }
 }
