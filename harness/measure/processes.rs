@@ -264,8 +264,9 @@ pub fn prior_from(text: &str, gpu: &str, kind: Kind) -> Result<ProcessPrior, Str
 /// The most degrees of freedom a between-process prior is trusted with. A prior fitted on a few tens of
 /// comparisons can come out sure of itself (against cuBLAS, 3.5 df at f66c017), and a comparison that scatters
 /// more than it says is then judged on too narrow an interval: at 3.5 df, simulated (`oc.rs`) at a process spread
-/// of 0.75% (0.72% was seen), a true 1.02 was called no change 10% of the time; at 2 df, 4.4-5.8% (1.02 or 0.98). The price: a
-/// comparison against cuBLAS no longer ends on its first process with "no change" (about 30 of the suite's 88).
+/// of 0.75% (0.72% was seen), a true 1.02 was called no change 10% of the time; at 2 df, 4.4-5.8% (1.02 or
+/// 0.98). The price: a comparison against cuBLAS no longer ends on its first process with "no change" (about 30 of
+/// the suite's 88).
 pub const MOST_PRIOR_DF: f64 = 2.0;
 
 /// The committed prior for this GPU and kind (`pins/process-prior.json`), or why there is none.
