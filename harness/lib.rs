@@ -1,5 +1,5 @@
 //! gemm-ablate's harness: everything a trial needs to turn "this change makes the GEMM faster" into a measured
-//! verdict on a Hopper GPU. The folders are the layers, in the order data flows through them:
+//! verdict on a GPU (any from sm_80; the ladder's own kernels need Hopper). The folders are the layers, in the order data flows through them:
 //! - `trial/`: a trial names what runs and what it expects (hypothesis.rs, expect.rs, pins.rs); each runs in its
 //!   own process (subprocess.rs, suite.rs); one judge turns what it observed into pass or fail (expect.rs);
 //! - `kernel/`: the kernel configuration is validated and its source resolved (config.rs, ladder.rs, source.rs);

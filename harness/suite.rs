@@ -1,6 +1,7 @@
 //! The glue between a list of trials and libtest-mimic: each GPU trial runs in its own child process, one at a
 //! time per GPU (spread over every GPU chosen, both sides of a pair always on the same one), and is ignored
-//! (with the reason) where there is no Hopper GPU; CPU trials always run. The parent judges every record
+//! (with the reason) where there is no GPU, or where this GPU cannot run its kernels or is not the model its pin
+//! was measured on; CPU trials always run. The parent judges every record
 //! against the trial's expectation, prints it, and writes the run as one results file.
 
 use crate::gpu::device;
@@ -127,22 +128,94 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
     for index in 0..programs.len() {
         let (programs, ahead) = (programs.clone(), ahead.clone());
         let name = programs[index].0.clone();
-        trials.push(Trial::ignorable_test(format!("compile::{name}"), move || {
-            ahead.get_or_init(|| compile_ahead(&programs));
-            let program = &programs[index].1;
-            if !crate::gpu::probe::nvrtc_available() {
-                let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
-                if crate::settings::nvrtc_required() {
-                    return Err(Failed::from(format!("GEMM_ABLATE_REQUIRE_NVRTC=1 and {why}")));
+        trials.push(Trial::ignorable_test(
+            format!("compile::{name}"),
+            move || {
+                ahead.get_or_init(|| compile_ahead(&programs));
+                let program = &programs[index].1;
+                if let Some(skip) = nvrtc_missing()? {
+                    return Ok(skip);
                 }
-                return Ok(Completion::ignored_with(why));
-            }
-            let compiled = crate::gpu::compile::compile(&name, program).map_err(|e| Failed::from(e.to_string()))?;
-            check_resources(&compiled.report).map_err(Failed::from)?;
-            Ok(Completion::Completed)
-        }));
+                let compiled = crate::gpu::compile::compile(&name, program)
+                    .map_err(|e| Failed::from(e.to_string()))?;
+                check_resources(&compiled.report).map_err(Failed::from)?;
+                Ok(Completion::Completed)
+            },
+        ));
     }
     trials
+}
+
+/// The GPUs besides Hopper that the portable kernels are compiled for on the CPU: the oldest the suite takes, an
+/// Ada card, and both Blackwell generations.
+pub const PORTABLE_TARGETS: [&str; 4] = ["sm_80", "sm_89", "sm_100", "sm_120"];
+
+/// What runs on any GPU the suite takes: the utility kernels (fill, compare, guard check, sum), the stream hold, the
+/// clock probe, and the read floor and skinny GEMM with `pdl` off. One CPU trial per program and target
+/// (`compile::portable::util_fp16::sm_89`) checks that NVRTC builds it, so that a change which needs a newer GPU
+/// fails here rather than on a user's.
+pub fn portable_compile_trials() -> Vec<Trial> {
+    use crate::kernel::{skinny::SkinnyConfig, source, stream::StreamConfig};
+    let skinny = SkinnyConfig {
+        pdl: false,
+        ..Default::default()
+    };
+    let programs: Vec<(&str, String)> = vec![
+        (
+            "util_fp16",
+            source::program(&source::util_defines(DType::F16), source::UTIL),
+        ),
+        (
+            "util_bf16",
+            source::program(&source::util_defines(DType::BF16), source::UTIL),
+        ),
+        ("hold_stream", crate::gpu::hold::SOURCE.to_string()),
+        ("clock_after", crate::measure::sustained::program()),
+        (
+            "stream_pdl0",
+            StreamConfig {
+                pdl: false,
+                ..Default::default()
+            }
+            .program(),
+        ),
+        ("skinny_pdl0_fp16", skinny.program(DType::F16)),
+        ("skinny_pdl0_bf16", skinny.program(DType::BF16)),
+    ];
+    let mut trials = Vec::new();
+    for (name, program) in programs {
+        let program = Arc::new(program);
+        for target in PORTABLE_TARGETS {
+            let (program, label) = (program.clone(), format!("{name}_{target}"));
+            let arch = crate::gpu::arch::Arch::parse(target).expect("a valid target");
+            trials.push(Trial::ignorable_test(
+                format!("compile::portable::{name}::{target}"),
+                move || {
+                    if let Some(skip) = nvrtc_missing()? {
+                        return Ok(skip);
+                    }
+                    crate::gpu::compile::compile_for(arch, &label, &program, &[], &[])
+                        .map(|_| Completion::Completed)
+                        .map_err(|e| Failed::from(e.to_string()))
+                },
+            ));
+        }
+    }
+    trials
+}
+
+/// Without NVRTC a compile trial is ignored with how to get it, or fails where GEMM_ABLATE_REQUIRE_NVRTC=1 (CI).
+fn nvrtc_missing() -> std::result::Result<Option<Completion>, Failed> {
+    if crate::gpu::probe::nvrtc_available() {
+        return Ok(None);
+    }
+    let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
+    if crate::settings::nvrtc_required() {
+        return Err(Failed::from(format!(
+            "GEMM_ABLATE_REQUIRE_NVRTC=1 and {why}"
+        )));
+    }
+    Ok(Some(Completion::ignored_with(why)))
 }
 
 /// One failing trial per hypothesis file that could not become trials (trial/hypothesis_files.rs): its message
@@ -187,14 +260,13 @@ fn external_compile_trials(externals: &[(&VariantSpec, DType)]) -> Vec<Trial> {
                     manifest.module,
                     crate::kernel::external::Module::Source { .. }
                 );
-                if needs_nvrtc && !crate::gpu::probe::nvrtc_available() {
-                    let why = "libnvrtc.so.13 not found: pip install nvidia-cuda-nvrtc==13.0.88 and put its lib folder on LD_LIBRARY_PATH";
-                    if crate::settings::nvrtc_required() {
-                        return Err(Failed::from(format!("GEMM_ABLATE_REQUIRE_NVRTC=1 and {why}")));
+                if needs_nvrtc {
+                    if let Some(skip) = nvrtc_missing()? {
+                        return Ok(skip);
                     }
-                    return Ok(Completion::ignored_with(why));
                 }
-                spec.build(&name, dtype).map_err(|e| Failed::from(e.to_string()))?;
+                spec.build(&name, dtype)
+                    .map_err(|e| Failed::from(e.to_string()))?;
                 Ok(Completion::Completed)
             },
         ));
@@ -403,15 +475,16 @@ impl Drop for DeviceGuard<'_> {
     }
 }
 
-/// The GPUs to spread the trials over: GEMM_ABLATE_DEVICES, else every device this process sees; each must
-/// exist and be a Hopper GPU.
+/// The GPUs to spread the trials over: GEMM_ABLATE_DEVICES, else every device this process sees; each must exist,
+/// be supported (compute capability 8.0 or later) and be of one model, so that a trial's verdict does not depend
+/// on which of them it drew.
 fn choose_devices(settings: &Settings) -> std::result::Result<Vec<device::GpuSeat>, String> {
     let count = device::count().map_err(|e| e.to_string())?;
     let chosen = settings
         .devices
         .clone()
         .unwrap_or_else(|| (0..count).collect());
-    let mut seats = Vec::new();
+    let mut seats: Vec<device::GpuSeat> = Vec::new();
     for d in chosen {
         if d >= count {
             return Err(format!(
@@ -420,7 +493,14 @@ fn choose_devices(settings: &Settings) -> std::result::Result<Vec<device::GpuSea
             ));
         }
         let info = device::query(d).map_err(|e| e.to_string())?;
-        device::check_arch(&info).map_err(|e| format!("device {d}: {e}"))?;
+        device::check_supported(&info).map_err(|e| format!("device {d}: {e}"))?;
+        if let Some(first) = seats.first().filter(|s| s.name != info.name) {
+            return Err(format!(
+                "device {} is {} and device {d} is {}: a run spreads its trials over GPUs of one model \
+                 (choose them with GEMM_ABLATE_DEVICES)",
+                first.index, first.name, info.name
+            ));
+        }
         seats.push(device::GpuSeat {
             index: d,
             name: info.name,
@@ -430,9 +510,55 @@ fn choose_devices(settings: &Settings) -> std::result::Result<Vec<device::GpuSea
     Ok(seats)
 }
 
+/// Why a GPU trial does not run on this GPU, where it does not: a kernel it runs needs another architecture, or
+/// its expectation is a value pinned on another GPU model (a pin is a measurement of one model: docs/pinning.md).
+#[derive(Clone, Debug, PartialEq)]
+enum Skip {
+    Arch(String),
+    PinnedElsewhere(String),
+}
+
+impl Skip {
+    fn reason(&self) -> &str {
+        match self {
+            Skip::Arch(why) | Skip::PinnedElsewhere(why) => why,
+        }
+    }
+}
+
+fn skip_on(
+    job: &Job,
+    expectation: &Expectation,
+    gpu: &device::DeviceInfo,
+    pinned_on: Option<&str>,
+) -> Option<Skip> {
+    if let Some(why) = job.refused_by(&gpu.name, gpu.compute_capability) {
+        return Some(Skip::Arch(format!("skipped: {why}")));
+    }
+    let pinned = matches!(
+        expectation.source,
+        crate::trial::expectation::Source::Pinned { .. }
+    );
+    match pinned_on {
+        Some(model) if pinned && model != gpu.name => Some(Skip::PinnedElsewhere(format!(
+            "skipped: its expectation is a value pinned on the {model} ({}), and this GPU is the {}: pin it \
+             here first (docs/pinning.md)",
+            crate::trial::pins::PIN_FILE,
+            gpu.name
+        ))),
+        _ => None,
+    }
+}
+
 /// One line at the end of a run that says what it did not run, and how to run it: the compile trials without
-/// NVRTC, the GPU trials without a Hopper GPU (libtest counts them as ignored, which reads like a choice).
-fn print_not_run(compile: usize, gpu: usize, available: &std::result::Result<(), String>) {
+/// NVRTC, the GPU trials without a GPU, and those this GPU skips (libtest counts them as ignored, which reads like
+/// a choice).
+fn print_not_run(
+    compile: usize,
+    gpu: usize,
+    available: &std::result::Result<Option<device::DeviceInfo>, String>,
+    skipped: &[Skip],
+) {
     let mut not_run = Vec::new();
     if compile > 0 && !crate::gpu::probe::nvrtc_available() && !crate::settings::nvrtc_required() {
         not_run.push(format!(
@@ -441,8 +567,27 @@ fn print_not_run(compile: usize, gpu: usize, available: &std::result::Result<(),
     }
     if let (true, Err(reason)) = (gpu > 0, available) {
         not_run.push(format!(
-            "{gpu} GPU trials (they need a Hopper GPU: {reason})"
+            "{gpu} GPU trials (they need a CUDA GPU of compute capability 8.0 or later: {reason})"
         ));
+    }
+    if let Ok(Some(info)) = available {
+        let arch = skipped
+            .iter()
+            .filter(|s| matches!(s, Skip::Arch(_)))
+            .count();
+        let pinned = skipped.len() - arch;
+        if arch > 0 {
+            not_run.push(format!(
+                "{arch} GPU trials whose kernels this GPU ({}, sm_{}{}) cannot run (the ladder's need sm_90a)",
+                info.name, info.compute_capability.0, info.compute_capability.1
+            ));
+        }
+        if pinned > 0 {
+            not_run.push(format!(
+                "{pinned} GPU trials pinned on another GPU model ({}: pin them on this one, docs/pinning.md)",
+                crate::trial::pins::PIN_FILE
+            ));
+        }
     }
     if !not_run.is_empty() {
         println!("not run: {}", not_run.join("; "));
@@ -543,21 +688,22 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         .filter(|(k, t)| in_shard(*k) && selected(&args, &t.name))
         .count();
     let progress = Arc::new(Progress::new(gpu_selected));
-    let available: Arc<std::result::Result<(), String>> = Arc::new(
+    let available: Arc<std::result::Result<Option<device::DeviceInfo>, String>> = Arc::new(
         if gpu_trials.is_empty() || args.list {
-            Ok(())
+            Ok(None)
         } else {
-            device::hopper_available().map(|info| {
+            device::gpu_available().map(|info| {
                 if info.max_sm_clock_mhz.is_none() {
                     eprintln!("warning: NVML (libnvidia-ml) is not available: no SM clock readings, so the clock guards (low-clock pairs, throttling) are off");
                 }
+                Some(info)
             })
         },
     );
     // One trial at a time per GPU: as many test threads as GPUs, whatever the machine's core count.
     let seats = match available.as_ref() {
         // Listing the trials (libtest's --list, which nextest relies on) needs no GPU.
-        Ok(()) if !args.list => match choose_devices(&settings) {
+        Ok(Some(_)) => match choose_devices(&settings) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("{e}");
@@ -566,6 +712,8 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         },
         _ => Vec::new(),
     };
+    let pinned_on = crate::trial::pins::pinned_on();
+    let mut skipped = Vec::new();
     let devices: Vec<usize> = match seats.is_empty() {
         true => vec![0],
         false => seats.iter().map(|s| s.index).collect(),
@@ -604,6 +752,16 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
             expectation,
             ..
         } = t;
+        let skip = match available.as_ref() {
+            Ok(Some(info)) => skip_on(&job, &expectation, info, pinned_on.as_deref()),
+            _ => None,
+        };
+        if let Some(s) = skip
+            .as_ref()
+            .filter(|_| in_shard(index) && selected(&args, &name))
+        {
+            skipped.push(s.clone());
+        }
         trials.push(
             Trial::ignorable_test(name.clone(), move || {
                 if let Some((theirs, mine, n)) = other_shard {
@@ -613,8 +771,11 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
                 }
                 if let Err(reason) = available.as_ref() {
                     return Ok(Completion::ignored_with(format!(
-                        "needs a Hopper GPU: {reason}"
+                        "needs a CUDA GPU of compute capability 8.0 or later: {reason}"
                     )));
+                }
+                if let Some(skip) = &skip {
+                    return Ok(Completion::ignored_with(skip.reason()));
                 }
                 progress.start(&name);
                 let seat = pool.take();
@@ -667,7 +828,7 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         .count();
     let conclusion = libtest_mimic::run(&args, trials);
     if !args.list {
-        print_not_run(compile_selected, gpu_selected, available.as_ref());
+        print_not_run(compile_selected, gpu_selected, available.as_ref(), &skipped);
     }
     let file = run_file.lock().unwrap();
     if !file.trials.is_empty() {
@@ -701,8 +862,102 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
 
 #[cfg(test)]
 mod tests {
-    use super::DevicePool;
+    use super::{skip_on, DevicePool, Skip};
+    use crate::gpu::device::DeviceInfo;
+    use crate::kernel::ladder::Rung;
+    use crate::kernel::problem::{shape, DType};
+    use crate::kernel::{skinny::SkinnyConfig, stream::StreamConfig};
+    use crate::measure::stats::Verdict;
+    use crate::trial::expectation::{Expect, Expectation};
+    use crate::trial::job::{Job, VariantSpec};
     use std::sync::Arc;
+
+    fn gpu(name: &str, cc: (i32, i32)) -> DeviceInfo {
+        DeviceInfo {
+            name: name.into(),
+            compute_capability: cc,
+            ..Default::default()
+        }
+    }
+
+    fn compare(baseline: VariantSpec, candidate: VariantSpec) -> Job {
+        Job::Compare {
+            baseline,
+            candidate,
+            shape: shape("decode_attn_out"),
+            dtype: DType::F16,
+        }
+    }
+
+    #[test]
+    fn each_gpu_skips_the_trials_whose_kernels_it_cannot_run_and_says_why() {
+        let hypothesis = Expectation::hypothesis(Expect::Verdict(Verdict::NoChange), "a reason");
+        let top = VariantSpec::gemm("rung10", Rung::top().config());
+        let stream = |pdl| VariantSpec::Stream {
+            name: format!("stream pdl={pdl}"),
+            config: StreamConfig {
+                pdl,
+                ..Default::default()
+            },
+        };
+        let skinny = VariantSpec::Skinny {
+            name: "skinny pdl=0".into(),
+            config: SkinnyConfig {
+                pdl: false,
+                ..Default::default()
+            },
+        };
+        let (l40s, a100, h200, b200) = (
+            gpu("NVIDIA L40S", (8, 9)),
+            gpu("NVIDIA A100", (8, 0)),
+            gpu("NVIDIA H200", (9, 0)),
+            gpu("NVIDIA B200", (10, 0)),
+        );
+        let ladder = compare(VariantSpec::Cublas, top.clone());
+        let skip = |job: &Job, on: &DeviceInfo| skip_on(job, &hypothesis, on, Some("NVIDIA H200"));
+        assert_eq!(
+            skip(&ladder, &l40s),
+            Some(Skip::Arch(
+                "skipped: rung10 needs exactly sm_90a, this GPU is sm_89 (NVIDIA L40S)".into()
+            ))
+        );
+        assert!(matches!(skip(&ladder, &b200), Some(Skip::Arch(_))));
+        assert_eq!(skip(&ladder, &h200), None);
+        // cuBLAS and the portable kernels run anywhere from sm_80; `pdl=1` needs sm_90.
+        let portable = compare(VariantSpec::Cublas, skinny);
+        for on in [&l40s, &a100, &h200, &b200] {
+            assert_eq!(skip(&portable, on), None, "{}", on.name);
+            assert_eq!(skip(&compare(stream(false), VariantSpec::Cublas), on), None);
+        }
+        let why = skip(&compare(VariantSpec::Cublas, stream(true)), &a100).unwrap();
+        assert_eq!(
+            why.reason(),
+            "skipped: stream pdl=true needs sm_90, this GPU is sm_80 (NVIDIA A100)"
+        );
+        assert_eq!(skip(&Job::CublasVsCpu { dtype: DType::BF16 }, &a100), None);
+    }
+
+    #[test]
+    fn a_pinned_trial_runs_only_on_the_gpu_model_it_was_pinned_on() {
+        let job = compare(VariantSpec::Cublas, VariantSpec::Cublas);
+        let pinned = crate::trial::pins::pinned();
+        let on = |g: &DeviceInfo| skip_on(&job, &pinned, g, Some("NVIDIA H200"));
+        assert_eq!(on(&gpu("NVIDIA H200", (9, 0))), None);
+        let why = on(&gpu("NVIDIA H100 80GB HBM3", (9, 0))).unwrap();
+        assert!(matches!(why, Skip::PinnedElsewhere(_)));
+        assert!(
+            why.reason().contains("pinned on the NVIDIA H200")
+                && why
+                    .reason()
+                    .contains("this GPU is the NVIDIA H100 80GB HBM3"),
+            "{}",
+            why.reason()
+        );
+        // A hypothesis is a statement about kernels, not a figure of one GPU: it runs wherever its kernels do.
+        let hypothesis = Expectation::hypothesis(Expect::Verdict(Verdict::NoChange), "a reason");
+        let l4 = gpu("NVIDIA L4", (8, 9));
+        assert_eq!(skip_on(&job, &hypothesis, &l4, Some("NVIDIA H200")), None);
+    }
 
     #[test]
     fn no_two_trials_share_a_gpu() {

@@ -2,6 +2,7 @@
 //! and `cublas-paths`. Each says so and stops where there is no GPU to run on.
 
 use crate::{shape_arg, spec};
+use harness::gpu::arch::Arch;
 use harness::gpu::device;
 use harness::report::results::{Environment, RunFile};
 use harness::settings::Settings;
@@ -64,6 +65,22 @@ pub(crate) fn cublas_paths(args: &[String], settings: &Settings) -> ExitCode {
     }
 }
 
+/// The GPU `what` runs on, checked before anything starts: one of compute capability 8.0 or later with NVRTC and
+/// cuBLAS, which runs every variant of `jobs`; else what is missing, said, and the exit code.
+fn gpu_for<'a>(what: &str, jobs: impl IntoIterator<Item = &'a Job>) -> Result<(), ExitCode> {
+    let info = device::gpu_available().map_err(|reason| {
+        eprintln!("{what} needs a CUDA GPU of compute capability 8.0 or later: {reason}");
+        ExitCode::FAILURE
+    })?;
+    for job in jobs {
+        if let Some(why) = job.refused_by(&info.name, info.compute_capability) {
+            eprintln!("{what}: {why}");
+            return Err(ExitCode::from(2));
+        }
+    }
+    Ok(())
+}
+
 /// Nsight Compute on one variant and on cuBLAS: `profile SPEC SHAPE [bf16] [--full]`; the report is kept under
 /// results/profiles/ (with `--full`, ncu's full section set, its details page, details.txt, and its source page,
 /// source.csv, summarized: where each kernel's warps wait).
@@ -94,21 +111,20 @@ pub(crate) fn profile(args: &[String]) -> ExitCode {
         eprintln!("{e}");
         return ExitCode::from(2);
     }
-    if let Err(reason) = device::hopper_available() {
-        eprintln!("profile needs a Hopper GPU: {reason}");
-        return ExitCode::FAILURE;
-    }
     let name = format!("profile::{}::{}", variant.name(), shape.name);
-    let stamp = harness::report::results::utc_now().replace([':', '-'], "");
-    let safe = harness::report::results::file_stem(&name);
-    let dir = harness::report::results::results_dir()
-        .join("profiles")
-        .join(format!("{safe}-{stamp}"));
     let job = Job::Profile {
         variant,
         shape,
         dtype,
     };
+    if let Err(code) = gpu_for("profile", [&job]) {
+        return code;
+    }
+    let stamp = harness::report::results::utc_now().replace([':', '-'], "");
+    let safe = harness::report::results::file_stem(&name);
+    let dir = harness::report::results::results_dir()
+        .join("profiles")
+        .join(format!("{safe}-{stamp}"));
     let full = args[2..].iter().any(|a| a == "--full");
     match harness::trial::profile::run(&name, &job, &dir, full) {
         Ok(p) => {
@@ -133,10 +149,22 @@ pub(crate) fn profile(args: &[String]) -> ExitCode {
 
 /// Every rung against cuBLAS on every standard shape, each pair in its own process, as one table.
 pub(crate) fn ladder(filters: &[String], deadline: Duration, settings: &Settings) -> ExitCode {
-    if let Err(reason) = device::hopper_available() {
-        eprintln!("gemm-ablate needs a Hopper GPU (H100/H200) for the ladder: {reason}");
-        eprintln!("(Without a GPU: show, diff, build, auto, list, report, baseline, agree and stalls work; `cargo test --release` runs the CPU tests.)");
-        return ExitCode::FAILURE;
+    match device::gpu_available() {
+        Err(reason) => {
+            eprintln!("gemm-ablate needs a GPU for the ladder (its kernels need a Hopper GPU, H100/H200): {reason}");
+            eprintln!("(Without a GPU: show, diff, build, auto, list, report, baseline, agree and stalls work; `cargo test --release` runs the CPU tests.)");
+            return ExitCode::FAILURE;
+        }
+        Ok(info) if !Arch::HOPPER.runs_on(info.compute_capability) => {
+            let (major, minor) = info.compute_capability;
+            eprintln!(
+                "the ladder's kernels need a Hopper GPU (sm_90a); this GPU is sm_{major}{minor} ({}). cuBLAS and \
+                 kernels of your own run here: `gemm-ablate compare SHAPE cublas ext:NAME` (docs/external-kernels.md)",
+                info.name
+            );
+            return ExitCode::FAILURE;
+        }
+        Ok(_) => {}
     }
     let shapes = harness::kernel::problem::standard_shapes();
     let mut records: Vec<TrialRecord> = Vec::new();
@@ -205,19 +233,21 @@ pub(crate) fn compare(
             return ExitCode::from(2);
         }
     }
-    if let Err(reason) = device::hopper_available() {
-        eprintln!("compare needs a Hopper GPU: {reason}");
-        return ExitCode::FAILURE;
-    }
-    let spread = harness::trial::workers::Spread::from_settings(settings);
-    let mut records = Vec::new();
-    for cand in &parsed[1..] {
-        let job = Job::Compare {
+    let jobs: Vec<Job> = parsed[1..]
+        .iter()
+        .map(|cand| Job::Compare {
             baseline: parsed[0].clone(),
             candidate: cand.clone(),
             shape: shape.clone(),
             dtype: DType::F16,
-        };
+        })
+        .collect();
+    if let Err(code) = gpu_for("compare", &jobs) {
+        return code;
+    }
+    let spread = harness::trial::workers::Spread::from_settings(settings);
+    let mut records = Vec::new();
+    for (cand, job) in parsed[1..].iter().zip(jobs) {
         let name = format!(
             "compare::{}::{}::{}",
             cand.name(),
@@ -302,10 +332,6 @@ pub(crate) fn sustain(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if let Err(reason) = device::hopper_available() {
-        eprintln!("sustain needs a Hopper GPU: {reason}");
-        return ExitCode::FAILURE;
-    }
     let job = Job::Sustain {
         variants,
         shape: shape.clone(),
@@ -313,6 +339,9 @@ pub(crate) fn sustain(args: &[String]) -> ExitCode {
         seconds,
         passes,
     };
+    if let Err(code) = gpu_for("sustain", [&job]) {
+        return code;
+    }
     let name = format!("sustain::{}", shape.name);
     // Compilation, checks and the runs themselves, with room to spare.
     let deadline = Duration::from_secs_f64(120.0 + seconds * (passes * specs.len()) as f64 * 1.5);

@@ -1,6 +1,9 @@
-//! NVRTC to cubin for sm_90a, cached in memory and on disk, with ptxas's resource report kept beside each cubin.
+//! NVRTC to cubin, cached in memory and on disk, with ptxas's resource report kept beside each cubin. The target is
+//! the GPU this process opened (`set_target`): sm_90a on Hopper, the GPU's own sm_XY elsewhere; sm_90a where no GPU
+//! was opened (`build` and the compile trials on a machine without one).
 
 use crate::error::{Error, Result};
+use crate::gpu::arch::Arch;
 use crate::gpu::probe;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -9,7 +12,18 @@ use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub const ARCH: &str = "sm_90a";
+/// What this process compiles for, once a GPU is opened.
+static TARGET: OnceLock<Arch> = OnceLock::new();
+
+/// Compiles for the GPU of compute capability `cc` from now on (the first call holds: a process opens one GPU).
+pub fn set_target(cc: (i32, i32)) {
+    let _ = TARGET.set(Arch::target_for(cc));
+}
+
+/// What NVRTC compiles for in this process: the opened GPU's target, else Hopper's (the suite's reference GPU).
+pub fn target() -> Arch {
+    TARGET.get().copied().unwrap_or(Arch::HOPPER)
+}
 
 /// The version of what `parse_ptxas_log` keeps, part of the cache key (2: ptxas's "Performance Loss" information
 /// lines kept with the warnings).
@@ -117,9 +131,9 @@ pub fn nvrtc_version_string() -> Option<String> {
         .and_then(|r| r.ok())
 }
 
-fn options() -> Vec<String> {
+fn options(target: Arch) -> Vec<String> {
     vec![
-        format!("--gpu-architecture={ARCH}"),
+        format!("--gpu-architecture={}", target.name()),
         "--std=c++17".into(),
         "--ptxas-options=-v".into(),
     ]
@@ -150,13 +164,24 @@ pub fn compile_with(
     extra_options: &[String],
     key_extra: &[u8],
 ) -> Result<Arc<Compiled>> {
+    compile_for(target(), variant, source, extra_options, key_extra)
+}
+
+/// `compile_with` for the architecture `target`, whatever GPU this process opened.
+pub fn compile_for(
+    target: Arch,
+    variant: &str,
+    source: &str,
+    extra_options: &[String],
+    key_extra: &[u8],
+) -> Result<Arc<Compiled>> {
     probe::require(&[probe::NVRTC])?;
     let version = nvrtc_version()?;
     let mut hasher = Sha256::new();
     hasher.update(source.as_bytes());
     // A cached report was parsed by the parser of its day: a new parser must not read old reports.
     hasher.update(REPORT_FORMAT.as_bytes());
-    for o in options() {
+    for o in options(target) {
         hasher.update(o.as_bytes());
     }
     // Separated, so that two lists of options never hash alike; nothing is added without them (the ladder's
@@ -194,7 +219,14 @@ pub fn compile_with(
         }
     }
 
-    let compiled = Arc::new(compile_uncached(variant, source, extra_options, version)?);
+    let compiled = Arc::new(compile_uncached(
+        variant,
+        source,
+        options(target)
+            .into_iter()
+            .chain(extra_options.iter().cloned()),
+        version,
+    )?);
     // The disk cache is an optimisation: a failure to write it is not an error.
     if std::fs::create_dir_all(&dir).is_ok() {
         let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
@@ -212,7 +244,7 @@ pub fn compile_with(
 fn compile_uncached(
     variant: &str,
     source: &str,
-    extra_options: &[String],
+    all_options: impl Iterator<Item = String>,
     version: String,
 ) -> Result<Compiled> {
     use cudarc::nvrtc::{result, sys};
@@ -223,10 +255,7 @@ fn compile_uncached(
     let src = CString::new(source).map_err(|_| fail("source contains a NUL byte".into()))?;
     let name = CString::new(format!("{variant}.cu")).unwrap();
     let prog = result::create_program(&src, Some(&name)).map_err(|e| fail(format!("{e:?}")))?;
-    let all_options: Vec<String> = options()
-        .into_iter()
-        .chain(extra_options.iter().cloned())
-        .collect();
+    let all_options: Vec<String> = all_options.collect();
     let outcome = unsafe { result::compile_program(prog, &all_options) };
     let log = unsafe { result::get_program_log(prog) }
         .map(|chars| {

@@ -1,6 +1,7 @@
 //! Finding the GPU without panicking, its properties and clocks, and the CUDA context a trial works in.
 
 use crate::error::{CudaContext as _, Error, Result};
+use crate::gpu::arch::Arch;
 use crate::gpu::nvml::Nvml;
 use crate::gpu::probe;
 use cudarc::driver::{result, sys, CudaContext, CudaStream};
@@ -21,12 +22,6 @@ pub struct DeviceInfo {
     pub max_sm_clock_mhz: Option<u32>,
     pub mem_clock_mhz: Option<u32>,
     pub pci_bus_id: String,
-}
-
-impl DeviceInfo {
-    pub fn is_hopper(&self) -> bool {
-        self.compute_capability == (9, 0)
-    }
 }
 
 fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
@@ -121,9 +116,10 @@ pub fn visible_devices_for(ordinal: usize, parent_visible: Option<&str>) -> Stri
         .unwrap_or_else(|| ordinal.to_string())
 }
 
-/// The kernels are built for sm_90a: only compute capability 9.0 runs them.
-pub fn check_arch(info: &DeviceInfo) -> Result<()> {
-    if info.is_hopper() {
+/// The suite runs on compute capability 8.0 and later (cuBLAS, the checks and the portable kernels); which trials
+/// need more is each trial's to say (`Arch::refused_by`).
+pub fn check_supported(info: &DeviceInfo) -> Result<()> {
+    if Arch::OLDEST.runs_on(info.compute_capability) {
         return Ok(());
     }
     Err(Error::WrongArch {
@@ -131,21 +127,22 @@ pub fn check_arch(info: &DeviceInfo) -> Result<()> {
             "{} (compute capability {}.{})",
             info.name, info.compute_capability.0, info.compute_capability.1
         ),
-        needed: "compute capability 9.0 (H100/H200, sm_90a)".into(),
+        needed: format!("compute capability 8.0 or later ({})", Arch::OLDEST.name()),
     })
 }
 
-/// Ok(info) if the Hopper trials can run here, else the reason they cannot (for ignored trials).
-pub fn hopper_available() -> std::result::Result<DeviceInfo, String> {
+/// Ok(info) if GPU trials can run here (a GPU of compute capability 8.0 or later, NVRTC, cuBLAS and cuBLASLt),
+/// else the reason they cannot (for ignored trials).
+pub fn gpu_available() -> std::result::Result<DeviceInfo, String> {
     let info = query(0).map_err(|e| e.to_string())?;
-    check_arch(&info).map_err(|e| e.to_string())?;
+    check_supported(&info).map_err(|e| e.to_string())?;
     if let Err(e) = probe::require(&[probe::NVRTC, probe::CUBLAS, probe::CUBLASLT]) {
         return Err(e.to_string());
     }
     Ok(info)
 }
 
-/// A context and stream on one Hopper GPU, with NVML for its clocks.
+/// A context and stream on one GPU, with NVML for its clocks.
 pub struct Gpu {
     /// What must live as long as the context and no longer, once `keep` kept it: the stream hold timed batches
     /// wait behind (gpu/hold.rs). First, so that it is dropped while the context lives; held as `Any` so that
@@ -160,8 +157,9 @@ pub struct Gpu {
 impl Gpu {
     pub fn open() -> Result<Gpu> {
         let info = query(0)?;
-        check_arch(&info)?;
+        check_supported(&info)?;
         probe::require(&[probe::NVRTC, probe::CUBLAS, probe::CUBLASLT])?;
+        crate::gpu::compile::set_target(info.compute_capability);
         let ctx = CudaContext::new(0).during("creating the CUDA context")?;
         let stream = ctx.new_stream().during("creating a stream")?;
         let nvml = Nvml::open(&info.pci_bus_id);
@@ -253,18 +251,20 @@ mod tests {
     }
 
     #[test]
-    fn only_hopper_passes_the_architecture_check() {
+    fn compute_capability_8_0_and_later_pass_the_architecture_check() {
         let mut info = DeviceInfo {
-            name: "NVIDIA A100".into(),
-            compute_capability: (8, 0),
+            name: "Tesla V100".into(),
+            compute_capability: (7, 0),
             ..Default::default()
         };
-        let msg = check_arch(&info).unwrap_err().to_string();
+        let msg = check_supported(&info).unwrap_err().to_string();
         assert!(
-            msg.contains("wrong GPU architecture") && msg.contains("8.0") && msg.contains("9.0"),
+            msg.contains("wrong GPU architecture") && msg.contains("7.0") && msg.contains("8.0"),
             "{msg}"
         );
-        info.compute_capability = (9, 0);
-        assert!(check_arch(&info).is_ok());
+        for cc in [(8, 0), (8, 9), (9, 0), (10, 0), (12, 0)] {
+            info.compute_capability = cc;
+            assert!(check_supported(&info).is_ok(), "{cc:?}");
+        }
     }
 }

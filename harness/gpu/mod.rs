@@ -1,6 +1,7 @@
 //! Talking to the GPU and to NVRTC: finding the device, its clocks (NVML), memory, tensor maps, compiling and
 //! launching kernels, and turning a hang into a sentence.
 
+pub mod arch;
 pub mod compile;
 pub mod device;
 pub mod diag;

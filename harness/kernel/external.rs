@@ -183,47 +183,16 @@ pub enum Module {
     Cubin { file: PathBuf, sha256: String },
 }
 
-/// The oldest GPU architecture the module runs on (`sm_80`), or the one it needs exactly (`sm_90a`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Arch {
-    pub major: i32,
-    pub minor: i32,
-    /// `a`: architecture-specific features (wgmma, setmaxnreg): runs on this compute capability only.
-    pub specific: bool,
-}
+pub use crate::gpu::arch::Arch;
 
-impl Arch {
-    pub fn parse(s: &str) -> Option<Arch> {
-        let digits = s.strip_prefix("sm_")?;
-        let (digits, specific) = match digits.strip_suffix('a') {
-            Some(d) => (d, true),
-            None => (digits, false),
-        };
-        if digits.len() < 2 || !digits.chars().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        let n: i32 = digits.parse().ok()?;
-        Some(Arch {
-            major: n / 10,
-            minor: n % 10,
-            specific,
-        })
-    }
-    pub fn name(&self) -> String {
-        format!(
-            "sm_{}{}{}",
-            self.major,
-            self.minor,
-            if self.specific { "a" } else { "" }
-        )
-    }
-    /// Whether a GPU of compute capability `cc` runs it.
-    pub fn runs_on(&self, cc: (i32, i32)) -> bool {
-        if self.specific {
-            cc == (self.major, self.minor)
-        } else {
-            cc >= (self.major, self.minor)
-        }
+/// What NVRTC compiles a source for: the GPU's target where that runs what the manifest's `arch` asks for (an
+/// `sm_80` kernel on Hopper is compiled for sm_90a, like the suite's own), else the `arch` itself (an `sm_100a`
+/// kernel is compiled for sm_100a, also on a machine without a GPU; a GPU it cannot run on refuses it at load).
+pub fn source_target(arch: Arch, target: Arch) -> Arch {
+    if !arch.specific && arch.runs_on((target.major, target.minor)) {
+        target
+    } else {
+        arch
     }
 }
 
@@ -970,22 +939,12 @@ impl ExternalSpec {
         m.plan(&values, shape, dtype, shape.n).map(|_| ())
     }
 
-    /// Builds the module for `dtype`: NVRTC for a source (switches as defines, and `GEMM_ABLATE_FP16` or
+    /// Builds the module for `dtype`: NVRTC for a source (for `source_target`) (switches as defines, and `GEMM_ABLATE_FP16` or
     /// `GEMM_ABLATE_BF16` defined to 1, so one source can serve both), the file itself for PTX or a cubin.
     pub fn build(&self, label: &str, dtype: DType) -> Result<Built> {
         let (manifest, switches) = self.load()?;
         let compiled = match &manifest.module {
             Module::Source { file, include } => {
-                if manifest.arch.major * 10 + manifest.arch.minor > 90 {
-                    return Err(manifest.err(
-                        "arch",
-                        format!(
-                            "{}: sources are compiled for {}, the suite's GPU",
-                            manifest.arch.name(),
-                            compile::ARCH
-                        ),
-                    ));
-                }
                 let source = std::fs::read_to_string(file).map_err(|e| {
                     manifest.err(
                         "module.source",
@@ -1004,7 +963,8 @@ impl ExternalSpec {
                 for dir in include {
                     folder_contents(dir, &mut headers, 0);
                 }
-                let compiled = compile::compile_with(label, &source, &options, &headers)?;
+                let target = source_target(manifest.arch, compile::target());
+                let compiled = compile::compile_for(target, label, &source, &options, &headers)?;
                 // The kernels the PTX declares (or, from a cache older than that list, those ptxas compiled).
                 let entries = if compiled.entries.is_empty() {
                     (compiled.report.functions.iter())
@@ -1604,28 +1564,13 @@ BN = { default = 128 }
     }
 
     #[test]
-    fn architectures_are_minimums_or_exact_and_sources_build_for_the_suites() {
+    fn a_source_is_compiled_for_the_gpus_target_where_that_runs_its_arch() {
         let a = |s: &str| Arch::parse(s).unwrap();
-        assert!(a("sm_80").runs_on((9, 0)) && a("sm_80").runs_on((8, 0)));
-        assert!(!a("sm_89").runs_on((8, 6)));
-        assert!(a("sm_90a").runs_on((9, 0)) && !a("sm_90a").runs_on((10, 0)));
-        assert_eq!(a("sm_100a").name(), "sm_100a");
-        for bad in ["sm_9", "90", "sm_9x", "sm_", "sm_90b"] {
-            assert!(Arch::parse(bad).is_none(), "{bad}");
-        }
-        let path = manifest_file("arch", &GOOD.replace("sm_80", "sm_100a"));
-        let spec = ExternalSpec::parse(&format!("ext:{}", path.display()))
-            .unwrap()
-            .unwrap();
-        let e = spec
-            .build("arch", DType::F16)
-            .err()
-            .expect("sm_100a")
-            .to_string();
-        assert!(
-            e.contains("arch: sm_100a: sources are compiled for sm_90a"),
-            "{e}"
-        );
+        assert_eq!(source_target(a("sm_80"), Arch::HOPPER), Arch::HOPPER);
+        assert_eq!(source_target(a("sm_80"), a("sm_89")), a("sm_89"));
+        assert_eq!(source_target(a("sm_90a"), Arch::HOPPER), Arch::HOPPER);
+        assert_eq!(source_target(a("sm_100a"), Arch::HOPPER), a("sm_100a"));
+        assert_eq!(source_target(a("sm_90"), a("sm_89")), a("sm_90"));
     }
 
     /// A damaged copy of `text`: characters dropped, inserted or repeated, lines swapped or cut.

@@ -38,17 +38,7 @@ impl<'a> ExternalKernel<'a> {
         let shape = &operands.shape;
         // Everything the CPU can check, before the module is even loaded.
         let plan = manifest.plan(&switches, shape, operands.dtype, shape.n)?;
-        let cc = gpu.info.compute_capability;
-        if !manifest.arch.runs_on(cc) {
-            return Err(Error::WrongArch {
-                found: format!("sm_{}{}", cc.0, cc.1),
-                needed: format!(
-                    "{} ({}: arch)",
-                    manifest.arch.name(),
-                    manifest.path.display()
-                ),
-            });
-        }
+        // The architecture was checked where the variant was bound (trial/bound.rs).
         let kernel = Kernel::load(gpu, &built.compiled, &manifest.entry).map_err(|e| {
             Error::Config(format!(
                 "{}: module or entry `{}`: {e}",

@@ -31,6 +31,14 @@ impl<'a> BoundVariant<'a> {
         spec: &VariantSpec,
         ops: &'a Operands,
     ) -> Result<BoundVariant<'a>> {
+        let gpu = &ctx.gpu.info;
+        if !spec.needs().runs_on(gpu.compute_capability) {
+            let (major, minor) = gpu.compute_capability;
+            return Err(Error::WrongArch {
+                found: format!("sm_{major}{minor} ({})", gpu.name),
+                needed: format!("{} ({})", spec.needs().name(), spec.name()),
+            });
+        }
         Ok(match spec {
             VariantSpec::Cublas => BoundVariant::Cublas,
             VariantSpec::Gemm { name, config } => {

@@ -7,6 +7,7 @@
 //! warms up on them and times pairs of batches; the group-sequential rule in stats.rs decides when to stop.
 
 use crate::error::{Error, Result};
+use crate::gpu::arch::Arch;
 use crate::gpu::compile::ResourceReport;
 use crate::kernel::config::GemmConfig;
 use crate::kernel::external::ExternalSpec;
@@ -125,6 +126,20 @@ impl VariantSpec {
         )
     }
 
+    /// The GPU architecture the variant runs on: cuBLAS any the suite takes; the ladder's kernels and the load
+    /// path Hopper's specific one; the read floor and the skinny GEMM any, but sm_90 with their `pdl` switch on; an
+    /// external kernel what its manifest says (an unreadable manifest fails where the variant is bound, saying why).
+    pub fn needs(&self) -> Arch {
+        match self {
+            VariantSpec::Cublas => Arch::OLDEST,
+            VariantSpec::Gemm { .. } | VariantSpec::LoadPath { .. } => Arch::HOPPER,
+            VariantSpec::Stream { config, .. } if config.pdl => Arch::PDL,
+            VariantSpec::Skinny { config, .. } if config.pdl => Arch::PDL,
+            VariantSpec::Stream { .. } | VariantSpec::Skinny { .. } => Arch::OLDEST,
+            VariantSpec::External { spec, .. } => spec.load().map_or(Arch::OLDEST, |(m, _)| m.arch),
+        }
+    }
+
     /// `validate`, and for an external kernel also that its manifest lists the dtype.
     pub fn validate_for(&self, shape: &Shape, dtype: DType) -> Result<()> {
         match self {
@@ -194,6 +209,32 @@ pub enum Job {
 }
 
 impl Job {
+    /// The variants the job runs, cuBLAS among them where it is timed or profiled beside one.
+    pub fn variants(&self) -> Vec<&VariantSpec> {
+        match self {
+            Job::Compare {
+                baseline,
+                candidate,
+                ..
+            } => vec![baseline, candidate],
+            Job::Sweep { points, .. } => points.iter().collect(),
+            Job::Sustain { variants, .. } => variants.iter().collect(),
+            Job::Check { variant, .. } => vec![variant],
+            Job::Profile { variant, .. } => vec![variant, &VariantSpec::Cublas],
+            Job::CublasVsCpu { .. } => vec![&VariantSpec::Cublas],
+        }
+    }
+
+    /// Why the GPU `gpu` of compute capability `cc` cannot run the job (the first variant it cannot run, and what
+    /// that needs), or None.
+    pub fn refused_by(&self, gpu: &str, cc: (i32, i32)) -> Option<String> {
+        self.variants().into_iter().find_map(|v| {
+            v.needs()
+                .refused_by(gpu, cc)
+                .map(|why| format!("{} {why}", v.name()))
+        })
+    }
+
     /// What runs, in words.
     pub fn describe(&self) -> String {
         match self {

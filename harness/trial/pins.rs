@@ -102,6 +102,14 @@ pub fn pin_file() -> &'static Result<PinFile, String> {
     })
 }
 
+/// The GPU model the pins were measured on (the pin file's `gpu` up to its driver: `NVIDIA H200`), where the file
+/// can be read.
+pub fn pinned_on() -> Option<String> {
+    let file = pin_file().as_ref().ok()?;
+    let model = file.gpu.split(", driver").next().unwrap_or_default().trim();
+    (!model.is_empty()).then(|| model.to_string())
+}
+
 /// A trial whose expectation is a pinned value: `apply` puts the pin from the pin file in its place. Chain
 /// `.refuting(..)` to keep the hypothesis its runs refuted.
 pub fn pinned() -> Expectation {
