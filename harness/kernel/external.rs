@@ -7,8 +7,10 @@
 
 use crate::error::{Error, Result};
 use crate::gpu::compile::{self, ptx_entries, Compiled, ResourceReport};
+use crate::kernel::config::Swizzle;
 use crate::kernel::expr::Expr;
 use crate::kernel::problem::{DType, Shape};
+use crate::kernel::tma::{self, TmaParams};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -149,6 +151,13 @@ impl ScalarType {
     }
 }
 
+/// The operand a tensor map covers: A (M x K) or B (N x K), both K-major.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapOperand {
+    A,
+    B,
+}
+
 /// One kernel parameter, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Param {
@@ -159,12 +168,25 @@ pub enum Param {
     /// A zeroed workspace of this many bytes.
     Scratch(Expr),
     Scalar(ScalarType, Expr),
+    /// `tma(A|B, ROWS, COLS, SWIZZLE)`: a CUtensorMap over the operand, passed by value (128 bytes, aligned to 64):
+    /// 2-D, dims {K, rows}, row stride K * 2 bytes, box {COLS, ROWS}, element strides 1, no interleave, the
+    /// swizzle, 256B L2 promotion, no OOB fill (zeros past the edges): harness/kernel/tma.rs `operand` and `encode`.
+    Tma {
+        operand: MapOperand,
+        rows: Expr,
+        cols: Expr,
+        swizzle: Swizzle,
+    },
 }
+
+/// The bytes a tensor map parameter takes (CUtensorMap, `.param .align 64 .b8 [128]` in PTX).
+pub const TMA_PARAM_BYTES: usize = 128;
 
 impl Param {
     pub fn size(&self) -> usize {
         match self {
             Param::Scalar(t, _) => t.size(),
+            Param::Tma { .. } => TMA_PARAM_BYTES,
             _ => 8,
         }
     }
@@ -415,6 +437,9 @@ impl Reading<'_> {
             _ => {
                 if let Some(bytes) = p.strip_prefix("scratch(").and_then(|r| r.strip_suffix(')')) {
                     Param::Scratch(self.expr(field, bytes)?)
+                } else if let Some(args) = p.strip_prefix("tma(").and_then(|r| r.strip_suffix(')'))
+                {
+                    self.tma(field, p, args)?
                 } else if let Some((ty, e)) = p.split_once(':') {
                     let ty = ScalarType::parse(ty.trim()).ok_or_else(|| {
                         self.at(
@@ -429,11 +454,59 @@ impl Reading<'_> {
                     return Err(self.at(
                         field,
                         format!(
-                            "unknown parameter kind `{p}`: A, B, C, null, scratch(BYTES) or TYPE:EXPR (i32:M)"
+                            "unknown parameter kind `{p}`: A, B, C, null, scratch(BYTES), tma(A|B, ROWS, COLS, SWIZZLE) \
+                             or TYPE:EXPR (i32:M)"
                         ),
                     ));
                 }
             }
+        })
+    }
+}
+
+impl Reading<'_> {
+    /// `tma(A|B, ROWS, COLS, SWIZZLE)`: the operand, the box (ROWS rows of COLS elements along K, expressions) and
+    /// the swizzle (32B, 64B or 128B; a box row is at most one swizzle span).
+    fn tma(&self, field: &str, p: &str, args: &str) -> Result<Param> {
+        let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+        let [operand, rows, cols, swizzle] = parts[..] else {
+            return Err(self.at(
+                field,
+                format!(
+                    "`{p}`: tma takes 4 arguments, tma(A|B, ROWS, COLS, SWIZZLE), got {}",
+                    parts.len()
+                ),
+            ));
+        };
+        let operand = match operand {
+            "A" => MapOperand::A,
+            "B" => MapOperand::B,
+            _ => {
+                return Err(self.at(
+                    field,
+                    format!(
+                        "`{p}`: a tensor map covers A or B (K-major operands), not `{operand}`; C is written \
+                         through its pointer"
+                    ),
+                ))
+            }
+        };
+        let swizzle = match swizzle {
+            "32B" => Swizzle::B32,
+            "64B" => Swizzle::B64,
+            "128B" => Swizzle::B128,
+            _ => {
+                return Err(self.at(
+                    field,
+                    format!("`{p}`: swizzle `{swizzle}`: 32B, 64B or 128B"),
+                ))
+            }
+        };
+        Ok(Param::Tma {
+            operand,
+            rows: self.expr(field, rows)?,
+            cols: self.expr(field, cols)?,
+            swizzle,
         })
     }
 }
@@ -753,6 +826,40 @@ impl Manifest {
                     let v = eval(&field, e)?;
                     PlannedParam::Value(ty.encode(v).map_err(|m| self.err(&field, m))?)
                 }
+                Param::Tma {
+                    operand,
+                    rows,
+                    cols,
+                    swizzle,
+                } => {
+                    let (box_rows, box_cols) = (eval(&field, rows)?, eval(&field, cols)?);
+                    let span = i64::from(swizzle.bytes()) / 2;
+                    if !(1..=256).contains(&box_rows) || !(1..=span).contains(&box_cols) {
+                        return Err(self.err(
+                            &field,
+                            format!(
+                                "a box of {box_rows} rows by {box_cols} columns: rows 1 to 256, columns 1 to {span} \
+                                 (one {}B swizzle span of 16-bit elements)",
+                                swizzle.bytes()
+                            ),
+                        ));
+                    }
+                    let rows_of = match operand {
+                        MapOperand::A => shape.m,
+                        MapOperand::B => shape.n,
+                    };
+                    let map = tma::operand(rows_of, shape.k, box_rows as u32, box_cols as u32, *swizzle)
+                        .map_err(|e| {
+                            self.err(
+                                &field,
+                                format!("{e} (shape {}x{}x{})", shape.m, shape.n, shape.k),
+                            )
+                        })?;
+                    PlannedParam::Tma {
+                        operand: *operand,
+                        map,
+                    }
+                }
             });
         }
         Ok(LaunchPlan {
@@ -781,7 +888,7 @@ fn shape_words(shape: &Shape) -> String {
 }
 
 /// One parameter with its value known (the operand pointers are the operand set's, filled at launch).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum PlannedParam {
     A,
     B,
@@ -789,6 +896,11 @@ pub enum PlannedParam {
     Scratch(u64),
     /// The value's bytes in the low bytes of a 64-bit slot.
     Value(u64),
+    /// A tensor map over the operand set's A or B, encoded when the variant is bound (tma::encode).
+    Tma {
+        operand: MapOperand,
+        map: TmaParams,
+    },
 }
 
 /// A launch with every expression evaluated: computed once when a variant is bound, never per launch.
@@ -1571,6 +1683,199 @@ BN = { default = 128 }
         assert_eq!(source_target(a("sm_90a"), Arch::HOPPER), Arch::HOPPER);
         assert_eq!(source_target(a("sm_100a"), Arch::HOPPER), a("sm_100a"));
         assert_eq!(source_target(a("sm_90"), a("sm_89")), a("sm_90"));
+    }
+
+    #[test]
+    fn tensor_map_parameters_parse_plan_and_name_their_errors() {
+        let text = GOOD
+            .replace(
+                "\"null\", \"scratch(M * 4)\"",
+                "\"tma(A, BM, 64, 128B)\", \"tma( B , 32, 16, 32B )\"",
+            )
+            .replace("K % 32 == 0", "K % 4 == 0");
+        let m = Manifest::load(&manifest_file("tma", &text)).unwrap();
+        assert_eq!(m.param_sizes(), vec![8, 8, 8, 4, 4, 4, 4, 128, 128, 4]);
+        let values = m.switch_values(&[]).unwrap();
+        let plan = m
+            .plan(&values, &Shape::new("s", 256, 512, 200), DType::F16, 768)
+            .unwrap();
+        let PlannedParam::Tma { operand, map } = &plan.params[7] else {
+            panic!("{:?}", plan.params[7])
+        };
+        assert_eq!(*operand, MapOperand::A);
+        assert_eq!(
+            *map,
+            tma::operand(256, 200, 128, 64, Swizzle::B128).unwrap()
+        );
+        let PlannedParam::Tma { operand, map } = &plan.params[8] else {
+            panic!("{:?}", plan.params[8])
+        };
+        assert_eq!(*operand, MapOperand::B);
+        assert_eq!(
+            (map.dims.clone(), map.box_dims.clone(), map.swizzle),
+            (vec![200, 512], vec![16, 32], Swizzle::B32)
+        );
+        for (to, says) in [
+            (
+                "\"tma(A, 128, 64)\"",
+                "params[7]: `tma(A, 128, 64)`: tma takes 4 arguments",
+            ),
+            (
+                "\"tma(C, 128, 64, 128B)\"",
+                "params[7]: `tma(C, 128, 64, 128B)`: a tensor map covers A or B",
+            ),
+            (
+                "\"tma(A, 128, 64, none)\"",
+                "params[7]: `tma(A, 128, 64, none)`: swizzle `none`: 32B, 64B or 128B",
+            ),
+            (
+                "\"tma(A, TILE, 64, 128B)\"",
+                "params[7]: `TILE`: unknown name `TILE`",
+            ),
+        ] {
+            let e = broken("tma-bad", "\"null\"", to);
+            assert!(e.contains(says), "{to}: {e}");
+        }
+        // Boxes the driver would refuse, and a K whose rows are not 16-byte multiples, are planning errors.
+        for (from, to, shape, says) in [
+            (
+                "tma(A, BM, 64, 128B)",
+                "tma(A, BM, 128, 128B)",
+                (256, 512, 200),
+                "a box of 128 rows by 128 columns",
+            ),
+            (
+                "tma(A, BM, 64, 128B)",
+                "tma(A, 512, 64, 128B)",
+                (256, 512, 200),
+                "rows 1 to 256",
+            ),
+            (
+                "tma(A, BM, 64, 128B)",
+                "tma(A, BM, 4, 128B)",
+                (256, 512, 200),
+                "multiple of 16",
+            ),
+            (
+                "tma(A, BM, 64, 128B)",
+                "tma(A, BM, 64, 128B)",
+                (256, 512, 100),
+                "strides must be multiples of 16",
+            ),
+        ] {
+            let m = Manifest::load(&manifest_file("tma-plan", &text.replace(from, to))).unwrap();
+            let e = m
+                .plan(
+                    &values,
+                    &Shape::new("s", shape.0, shape.1, shape.2),
+                    DType::F16,
+                    768,
+                )
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("params[7]") && e.contains(says), "{to}: {e}");
+        }
+    }
+
+    /// kernels/ext/cute_hopper/intercept/record.txt: what the CuTe DSL's compiled host launcher asked of the driver
+    /// (build.sh --intercept, a stub libcuda, no GPU), for one problem per dtype.
+    struct Recorded {
+        dtype: DType,
+        shape: Shape,
+        ldc: usize,
+        lines: Vec<String>,
+    }
+
+    fn recorded() -> Vec<Recorded> {
+        let text = include_str!("../../kernels/ext/cute_hopper/intercept/record.txt");
+        let mut out: Vec<Recorded> = Vec::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("problem ") {
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                let num = |key: &str| -> usize {
+                    let w = words.iter().find_map(|w| w.strip_prefix(key)).unwrap();
+                    w.parse().unwrap()
+                };
+                out.push(Recorded {
+                    dtype: DType::parse(words[0]).unwrap(),
+                    shape: Shape::new("recorded", num("M="), num("N="), num("K=")),
+                    ldc: num("ldc="),
+                    lines: Vec::new(),
+                });
+            } else {
+                out.last_mut().unwrap().lines.push(line.to_string());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_cute_dsl_manifests_launch_as_the_dsls_own_launcher_does() {
+        let records = recorded();
+        assert_eq!(records.len(), 2, "one recorded problem per dtype");
+        for r in records {
+            let name = match r.dtype {
+                DType::F16 => "ext:cute_hopper",
+                DType::BF16 => "ext:cute_hopper_bf16",
+            };
+            let (m, values) = ExternalSpec::parse(name).unwrap().unwrap().load().unwrap();
+            let plan = m.plan(&values, &r.shape, r.dtype, r.ldc).unwrap();
+            let find = |prefix: &str| -> Vec<&str> {
+                (r.lines.iter())
+                    .filter_map(|l| l.strip_prefix(prefix))
+                    .collect()
+            };
+            assert_eq!(find("kernel "), vec![m.entry.as_str()], "{name}: entry");
+            let launch = format!(
+                "grid={},{},{} block={},{},{} shared={}",
+                plan.grid[0],
+                plan.grid[1],
+                plan.grid[2],
+                plan.block[0],
+                plan.block[1],
+                plan.block[2],
+                plan.shared_memory
+            );
+            assert_eq!(find("launch "), vec![launch.as_str()], "{name}: launch");
+            // No cluster: the launcher sets only cooperative (2) and programmatic serialization (6), both off.
+            assert_eq!(plan.cluster, [1, 1, 1]);
+            let mut attributes = find("attribute ");
+            attributes.sort();
+            assert_eq!(attributes, vec!["2 0", "6 0"], "{name}: launch attributes");
+            let encodes = find("encode ");
+            let params = find("param ");
+            assert_eq!(params.len(), m.params.len(), "{name}: parameter count");
+            for (i, (recorded, planned)) in params.iter().zip(&plan.params).enumerate() {
+                let words: Vec<&str> = recorded.split_whitespace().collect();
+                assert_eq!(words[0], i.to_string());
+                assert_eq!(
+                    words[1],
+                    format!("bytes={}", m.params[i].size()),
+                    "{name}: params[{i}]'s size"
+                );
+                match (planned, words[2].split_once('=').unwrap()) {
+                    (PlannedParam::Tma { operand, map }, ("map", n)) => {
+                        let encode = encodes
+                            .iter()
+                            .find_map(|e| e.strip_prefix(&format!("{n} ")))
+                            .unwrap();
+                        let operand = match operand {
+                            MapOperand::A => "A",
+                            MapOperand::B => "B",
+                        };
+                        let args = tma::encode_args(map, r.dtype).numbers();
+                        let (rest, dims) = args.split_once(" dims=").unwrap();
+                        let ours = format!("{rest} operand={operand} dims={dims}");
+                        assert_eq!(encode, ours, "{name}: params[{i}]'s tensor map");
+                    }
+                    (PlannedParam::C, ("pointer", "C")) => {}
+                    (PlannedParam::Value(v), ("value", recorded)) => {
+                        assert_eq!(v.to_string(), recorded, "{name}: params[{i}]'s value")
+                    }
+                    (p, w) => panic!("{name}: params[{i}] is {p:?} here, {w:?} in the record"),
+                }
+            }
+        }
     }
 
     /// A damaged copy of `text`: characters dropped, inserted or repeated, lines swapped or cut.

@@ -129,38 +129,90 @@ pub fn output(m: usize, n: usize, ldc: usize) -> Result<TmaParams> {
     Ok(p)
 }
 
+/// cuTensorMapEncodeTiled's arguments besides the map and the address, exactly as `encode` passes them. A prebuilt
+/// module's host launcher encodes its maps itself; an external kernel's manifest states them, and a CPU test compares
+/// these with the arguments that launcher was seen to pass (kernels/ext/cute_hopper/intercept/record.txt).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodeArgs {
+    pub data_type: sys::CUtensorMapDataType,
+    pub dims: Vec<u64>,
+    pub strides: Vec<u64>,
+    pub box_dims: Vec<u32>,
+    pub element_strides: Vec<u32>,
+    pub interleave: sys::CUtensorMapInterleave,
+    pub swizzle: sys::CUtensorMapSwizzle,
+    pub l2_promotion: sys::CUtensorMapL2promotion,
+    pub oob_fill: sys::CUtensorMapFloatOOBfill,
+}
+
+impl EncodeArgs {
+    /// As the driver's header numbers them: `dtype=6 rank=2 dims=K,M strides=2K box=64,128 element_strides=1,1
+    /// interleave=0 swizzle=3 l2_promotion=3 oob_fill=0`.
+    pub fn numbers(&self) -> String {
+        let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+        let list32 = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        format!(
+            "dtype={} rank={} dims={} strides={} box={} element_strides={} interleave={} swizzle={} l2_promotion={} \
+             oob_fill={}",
+            self.data_type as u32,
+            self.dims.len(),
+            list(&self.dims),
+            list(&self.strides),
+            list32(&self.box_dims),
+            list32(&self.element_strides),
+            self.interleave as u32,
+            self.swizzle as u32,
+            self.l2_promotion as u32,
+            self.oob_fill as u32
+        )
+    }
+}
+
+/// The arguments `encode` passes for `params` over a `dtype` tensor.
+pub fn encode_args(params: &TmaParams, dtype: DType) -> EncodeArgs {
+    EncodeArgs {
+        data_type: match dtype {
+            DType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            DType::BF16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        },
+        dims: params.dims.clone(),
+        strides: params.strides.clone(),
+        box_dims: params.box_dims.clone(),
+        element_strides: vec![1u32; params.dims.len()],
+        interleave: sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+        swizzle: match params.swizzle {
+            Swizzle::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            Swizzle::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            Swizzle::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            Swizzle::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        },
+        l2_promotion: sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        oob_fill: sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+    }
+}
+
 /// Encodes a map over the 16-bit tensor at `address`.
 pub fn encode(params: &TmaParams, address: sys::CUdeviceptr, dtype: DType) -> Result<TmaDesc> {
     params.validate()?;
     if !address.is_multiple_of(16) {
         return config_err("TMA global address must be 16-byte aligned");
     }
-    let data_type = match dtype {
-        DType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-        DType::BF16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-    };
-    let swizzle = match params.swizzle {
-        Swizzle::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-        Swizzle::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
-        Swizzle::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
-        Swizzle::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-    };
-    let element_strides = vec![1u32; params.dims.len()];
+    let args = encode_args(params, dtype);
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
-            data_type,
-            params.dims.len() as u32,
+            args.data_type,
+            args.dims.len() as u32,
             address as *mut std::ffi::c_void,
-            params.dims.as_ptr(),
-            params.strides.as_ptr(),
-            params.box_dims.as_ptr(),
-            element_strides.as_ptr(),
-            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            swizzle,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            args.dims.as_ptr(),
+            args.strides.as_ptr(),
+            args.box_dims.as_ptr(),
+            args.element_strides.as_ptr(),
+            args.interleave,
+            args.swizzle,
+            args.l2_promotion,
+            args.oob_fill,
         )
     }
     .result()
@@ -220,5 +272,21 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("leading dimension"));
+    }
+
+    #[test]
+    fn encode_arguments_are_numbered_as_the_drivers_header_numbers_them() {
+        let p = operand(256, 200, 128, 64, Swizzle::B128).unwrap();
+        assert_eq!(
+            encode_args(&p, DType::F16).numbers(),
+            "dtype=6 rank=2 dims=200,256 strides=400 box=64,128 element_strides=1,1 interleave=0 swizzle=3 \
+             l2_promotion=3 oob_fill=0"
+        );
+        let p = operand(512, 64, 32, 16, Swizzle::B32).unwrap();
+        assert_eq!(
+            encode_args(&p, DType::BF16).numbers(),
+            "dtype=9 rank=2 dims=64,512 strides=128 box=16,32 element_strides=1,1 interleave=0 swizzle=1 \
+             l2_promotion=3 oob_fill=0"
+        );
     }
 }

@@ -6,10 +6,66 @@ use crate::gpu::compile::ResourceReport;
 use crate::gpu::device::Gpu;
 use crate::gpu::launch::{launch_dims, Kernel, LaunchDims};
 use crate::gpu::memory::DeviceBuffer;
-use crate::kernel::external::{ExternalSpec, LaunchPlan, Manifest, PlannedParam, MAX_PARAMS};
+use crate::kernel::external::{
+    ExternalSpec, LaunchPlan, Manifest, MapOperand, PlannedParam, MAX_PARAMS, TMA_PARAM_BYTES,
+};
+use crate::kernel::problem::DType;
+use crate::kernel::tma;
 use crate::measure::operands::{GuardedOutput, Operands};
 use crate::measure::variant::{IntoOutput, Variant};
 use std::collections::BTreeMap;
+
+/// One parameter's bytes, aligned as a tensor map is (the driver copies each parameter's declared size from it).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Slot([u8; TMA_PARAM_BYTES]);
+
+impl Slot {
+    fn value(v: u64) -> Slot {
+        let mut s = Slot([0; TMA_PARAM_BYTES]);
+        s.0[..8].copy_from_slice(&v.to_le_bytes());
+        s
+    }
+}
+
+/// Each parameter's bytes for one operand set: pointers and scalars little-endian in the low bytes of their slot,
+/// tensor maps encoded by the driver over the set's A or B (a map holds its operand's address).
+fn slots_for(
+    plan: &LaunchPlan,
+    scratch: &[Option<DeviceBuffer>],
+    dtype: DType,
+    (a, b, c): (u64, u64, u64),
+) -> Result<Vec<Slot>> {
+    let mut scratch = scratch.iter();
+    (plan.params.iter())
+        .map(|p| {
+            Ok(match p {
+                PlannedParam::A => Slot::value(a),
+                PlannedParam::B => Slot::value(b),
+                PlannedParam::C => Slot::value(c),
+                PlannedParam::Scratch(_) => Slot::value(
+                    scratch
+                        .next()
+                        .and_then(|s| s.as_ref())
+                        .map_or(0, |s| s.ptr()),
+                ),
+                PlannedParam::Value(v) => Slot::value(*v),
+                PlannedParam::Tma { operand, map } => {
+                    let address = match operand {
+                        MapOperand::A => a,
+                        MapOperand::B => b,
+                    };
+                    let desc = tma::encode(map, address, dtype)?;
+                    let mut s = Slot([0; TMA_PARAM_BYTES]);
+                    for (chunk, word) in s.0.chunks_exact_mut(8).zip(desc.0) {
+                        chunk.copy_from_slice(&word.to_le_bytes());
+                    }
+                    s
+                }
+            })
+        })
+        .collect()
+}
 
 pub struct ExternalKernel<'a> {
     pub label: String,
@@ -19,9 +75,8 @@ pub struct ExternalKernel<'a> {
     switches: BTreeMap<String, String>,
     operands: &'a Operands,
     dims: LaunchDims,
-    /// Each operand set's parameter values, in 64-bit slots (the launch copies them onto the stack).
-    slots: Vec<[u64; MAX_PARAMS]>,
-    count: usize,
+    /// Each operand set's parameters, one slot each (the launch points the driver at them).
+    slots: Vec<Vec<Slot>>,
     /// The zeroed workspaces, one per `scratch(...)` parameter (None: 0 bytes, passed as a null pointer).
     scratch: Vec<Option<DeviceBuffer>>,
 }
@@ -65,8 +120,8 @@ impl<'a> ExternalKernel<'a> {
         let scratch = plan
             .params
             .iter()
-            .filter_map(|p| match p {
-                PlannedParam::Scratch(bytes) => Some(*bytes),
+            .filter_map(|p| match *p {
+                PlannedParam::Scratch(bytes) => Some(bytes),
                 _ => None,
             })
             .map(|bytes| -> Result<Option<DeviceBuffer>> {
@@ -84,7 +139,17 @@ impl<'a> ExternalKernel<'a> {
             cluster: plan.cluster,
             smem: plan.shared_memory,
         };
-        let mut k = ExternalKernel {
+        let slots = (operands.sets.iter())
+            .map(|s| {
+                slots_for(
+                    &plan,
+                    &scratch,
+                    operands.dtype,
+                    (s.a.ptr(), s.b.ptr(), s.c()),
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ExternalKernel {
             label: label.to_string(),
             report: built.compiled.report.clone(),
             kernel,
@@ -92,46 +157,20 @@ impl<'a> ExternalKernel<'a> {
             switches,
             operands,
             dims,
-            slots: Vec::new(),
-            count: plan.params.len(),
+            slots,
             scratch,
-        };
-        k.slots = (0..operands.sets.len())
-            .map(|set| {
-                let s = &operands.sets[set];
-                k.slots_for(&plan, s.a.ptr(), s.b.ptr(), s.c())
-            })
-            .collect();
-        Ok(k)
+        })
     }
 
-    fn slots_for(&self, plan: &LaunchPlan, a: u64, b: u64, c: u64) -> [u64; MAX_PARAMS] {
-        let mut slots = [0u64; MAX_PARAMS];
-        let mut scratch = self.scratch.iter();
-        for (slot, p) in slots.iter_mut().zip(&plan.params) {
-            *slot = match p {
-                PlannedParam::A => a,
-                PlannedParam::B => b,
-                PlannedParam::C => c,
-                PlannedParam::Scratch(_) => scratch
-                    .next()
-                    .and_then(|s| s.as_ref())
-                    .map_or(0, |s| s.ptr()),
-                PlannedParam::Value(v) => *v,
-            };
-        }
-        slots
-    }
-
-    fn enqueue(&self, gpu: &Gpu, dims: LaunchDims, slots: &[u64; MAX_PARAMS]) -> Result<()> {
-        let mut values = *slots;
+    fn enqueue(&self, gpu: &Gpu, dims: LaunchDims, slots: &[Slot]) -> Result<()> {
         let mut pointers = [std::ptr::null_mut::<std::ffi::c_void>(); MAX_PARAMS];
-        for (p, v) in pointers.iter_mut().zip(values.iter_mut()) {
-            *p = v as *mut u64 as *mut std::ffi::c_void;
+        for (p, slot) in pointers.iter_mut().zip(slots) {
+            *p = slot.0.as_ptr() as *mut std::ffi::c_void;
         }
         // SAFETY: the parameters' number and sizes were checked against the entry point when it was loaded (on a
-        // driver from CUDA 12.4 on); each value sits in the low bytes of its slot, little-endian.
-        unsafe { launch_dims(gpu, &self.kernel, dims, &mut pointers[..self.count]) }
+        // driver from CUDA 12.4 on); each value sits in the low bytes of its slot, little-endian, and a slot holds
+        // 128 bytes, the largest parameter (a tensor map). The driver only reads the slots.
+        unsafe { launch_dims(gpu, &self.kernel, dims, &mut pointers[..slots.len()]) }
     }
 }
 
@@ -154,7 +193,12 @@ impl IntoOutput for ExternalKernel<'_> {
             out.ldc,
         )?;
         let s = &self.operands.sets[set];
-        let slots = self.slots_for(&plan, s.a.ptr(), s.b.ptr(), out.c());
+        let slots = slots_for(
+            &plan,
+            &self.scratch,
+            self.operands.dtype,
+            (s.a.ptr(), s.b.ptr(), out.c()),
+        )?;
         let dims = LaunchDims {
             grid: plan.grid,
             block: plan.block,
