@@ -268,6 +268,11 @@ pub(crate) fn build(args: &[String]) -> ExitCode {
                 .and_then(|p| harness::gpu::compile::compile(spec, &p)),
         };
         match built {
+            // A prebuilt module (PTX or a cubin) comes without ptxas's report: no figures to invent.
+            Ok(compiled) if compiled.report.functions.is_empty() => println!(
+                "{spec} ({}): prebuilt module read and checked against its manifest (no ptxas report: registers and spills unknown)",
+                dtype.name()
+            ),
             Ok(compiled) => {
                 let r = &compiled.report;
                 let regs = r.functions.iter().map(|f| f.registers).max().unwrap_or(0);
