@@ -124,7 +124,7 @@ pub(crate) fn faults() -> Vec<GpuTrial> {
         ),
         fault(
             "wrong_phase_unbounded",
-            r4().with_bounded_waits(false),
+            r4().with_bounded(false),
             Fault::WrongPhase,
             Caught::HostTimeout,
             "with bounded waits off nothing inside reports the hang: the host deadline must end it",
@@ -183,7 +183,7 @@ pub(crate) fn reliability() -> Vec<GpuTrial> {
         (&format!("{} (bounded waits)", top.name()), top.config()),
         (
             &format!("{} (unbounded waits)", top.name()),
-            top.config().with_bounded_waits(false),
+            top.config().with_bounded(false),
         ),
         "square4096",
         harness::trial::pins::pinned().refuting("no change (issue 5's design: a wait reads the clock only after a failed poll, so the fast path should cost nothing)"),

@@ -45,7 +45,7 @@ fn streamk_on_rung10(mode: u32) -> (&'static str, GemmConfig) {
     (
         label,
         GemmConfig {
-            stream_k: mode,
+            streamk: mode,
             ..Rung::Stmatrix.config()
         },
     )
@@ -55,7 +55,7 @@ fn streamk_on_rung10(mode: u32) -> (&'static str, GemmConfig) {
 pub(crate) fn past_seed() -> Vec<GpuTrial> {
     let r9 = || Rung::Cooperative.config();
     let mut r9_wait_all = r9();
-    r9_wait_all.mma_wait_all = true;
+    r9_wait_all.mma_wait = true;
     ["square4096", "prefill_attn_out", "prefill_mlp_up", "long_k"]
         .into_iter()
         .map(|s| {
@@ -120,7 +120,7 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
     });
     // The Hilbert half of H13, built after the CTA-count half was measured.
     let r10_hilbert = move || GemmConfig {
-        hilbert_order: true,
+        tile_order: harness::TileOrder::Hilbert,
         ..r10()
     };
     let hilbert = compute.into_iter().map(move |s| {
@@ -161,7 +161,7 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
         };
         on_rung10(
             &name,
-            ("rung10+streamk=2", GemmConfig { stream_k: 2, ..r10() }),
+            ("rung10+streamk=2", GemmConfig { streamk: 2, ..r10() }),
             s,
             v,
             &format!("ablations/HYPOTHESES.md H15: {why}"),
@@ -174,7 +174,7 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
             let name = format!("beyond::streamk::{s}");
             on_rung10(
                 &name,
-                ("rung10+streamk=1", GemmConfig { stream_k: 1, ..r10() }),
+                ("rung10+streamk=1", GemmConfig { streamk: 1, ..r10() }),
                 s,
                 Verdict::Faster,
                 "ablations/HYPOTHESES.md H17: at M = 256 there are 32-112 cluster tiles for 66 clusters; sharing \
@@ -199,7 +199,7 @@ pub(crate) fn top_switches() -> Vec<GpuTrial> {
             VariantSpec::gemm(
                 format!("rung10+streamk={mode}"),
                 GemmConfig {
-                    stream_k: mode,
+                    streamk: mode,
                     ..r10()
                 },
             ),

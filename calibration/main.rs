@@ -66,7 +66,7 @@ fn main() -> ExitCode {
             baseline: harness::VariantSpec::gemm(rung.name(), rung.config()),
             candidate: harness::VariantSpec::gemm(
                 format!("{}+spin", rung.name()),
-                rung.config().with_epilogue_spin(2000),
+                rung.config().with_spin(2000),
             ),
             shape: harness::shape("square4096"),
             dtype: harness::DType::F16,

@@ -26,7 +26,9 @@ mod layering_tests;
 #[cfg(test)]
 mod validation_tests;
 
-pub use kernel::config::{Fault, GemmConfig, Raster, Swizzle};
+pub use kernel::config::{
+    Epilogue, Fault, GemmConfig, Multicast, Raster, Swizzle, TileOrder, WaitScope,
+};
 pub use kernel::ladder::Rung;
 pub use kernel::loadpath::LoadPathConfig;
 pub use kernel::problem::{shape, DType, Shape};

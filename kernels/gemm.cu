@@ -3,11 +3,12 @@
 //
 // Every ladder step is a compile-time switch, declared in harness/kernel/switches.rs (its defines come first):
 //   STAGES            shared-memory ring depth (rung 1: 1, a single buffer)
-//   WARP_SPECIALIZED  a producer warpgroup issues TMA, consumer warpgroups issue wgmma
+//   WARPSPEC          a producer warpgroup issues TMA, consumer warpgroups issue wgmma
 //   SWIZZLE, TILE_K   shared-memory layout: 0 = core-matrix layout (8-row x 16-byte blocks), or 32/64/128-byte swizzle;
 //                     k-depth of a stage (swizzled: one or more swizzle spans, a TMA box each)
-//   EPILOGUE_TMA      accumulators staged in shared memory and written by TMA stores
-//   CLUSTER_M         2 or 4: a 2x1 or 4x1 cluster; the B tile is split between the CTAs and multicast to all
+//   EPILOGUE          1 (tma): accumulators staged in shared memory and written by TMA stores; 0 (direct): stores
+//                     from registers
+//   CLUSTER           2 or 4: a 2x1 or 4x1 cluster; the B tile is split between the CTAs and multicast to all
 //   CONSUMERS, WG_M, BN, SETMAXNREG   consumer warpgroups, rows each one owns, tile width, register rebalancing
 //   SPLIT_N, WG_N     1: the consumers split the tile's columns instead of its rows (each owns all WG_M rows and
 //                     WG_N = BN / CONSUMERS columns); 0: WG_N = BN
@@ -15,30 +16,31 @@
 //   EPI_BUFFERS       the TMA epilogue's 64x64 staging chunks a consumer: 2 (double-buffered) or 4 (H99)
 //   EARLY_TURN        1 (with PINGPONG): the turn passes once a tile's last MMAs are issued (CUTLASS's order), not
 //                     once they are complete (H98)
-//   MMA_WAIT_ALL      1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
-//   EPILOGUE_STMATRIX the TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction)
+//   MMA_WAIT          1: wait for every MMA of a k-block before releasing its stage (default: one batch in flight)
+//   STMATRIX          the TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction)
 //   CONSUMER_REGS     registers per consumer thread under setmaxnreg: 232 (producer 40) or 240 (producer 24)
 //   PDL               1: launched with programmatic stream serialization: set-up overlaps the previous kernel, and
 //                     every thread waits for it (griddepcontrol.wait) before its first global memory access
-//   STREAM_K          0: whole tiles round robin; 1: every tile's k-blocks shared evenly by the clusters (stream-K);
+//   STREAMK           0: whole tiles round robin; 1: every tile's k-blocks shared evenly by the clusters (stream-K);
 //                     2: whole tiles, then the last partial wave plus one full wave shared as in 1 (hybrid);
 //                     3: as 2, each share reordered so every cluster walks k in step (H95): its whole tiles, then
 //                     the head of its last tile (a partial), then the tail of its first (the owner)
 //   SWAP_AB           1: the host computes C^T = B A^T: the weights (B) are this kernel's A operand, filling wgmma's
 //                     64-row side, the tokens its B operand (BN = 8..256), and the direct epilogue stores transposed
 //   EVICT_FIRST       1: the weights' TMA loads carry an L2 evict-first policy (read once, they leave L2 first)
-//   TILE_ORDER_TABLE  1: tiles are taken in the order of tile_order_table, a Hilbert curve over the tile grid the
-//                     host writes into the module after loading it; 0: the grouped raster computed here
+//   TILE_ORDER        1 (hilbert): tiles are taken in the order of tile_order_table, a Hilbert curve over the tile
+//                     grid the host writes into the module after loading it; 0 (raster): the grouped raster computed
+//                     here
 //   EARLY_WEIGHTS     1 (with PDL): the first ring lap's weights are loaded before griddepcontrol.wait; weights are
 //                     read-only in a server, the activations, output and workspace still wait for the previous kernel
-//   SWAP_STORE_PAIRS  1 (with SWAP_AB): the direct epilogue transposes each 8x8 block in registers (movmatrix) and
+//   SWAP_STORE        1 (with SWAP_AB): the direct epilogue transposes each 8x8 block in registers (movmatrix) and
 //                     stores 4-byte pairs along C's rows; 0: single 2-byte elements
-//   MULTICAST_A       1 (with CLUSTER_M = 2): the cluster's CTAs take adjacent tiles along N with the same rows and
+//   MULTICAST         1 (a; with CLUSTER = 2): the cluster's CTAs take adjacent tiles along N with the same rows and
 //                     share the A tile instead (each loads half of it and multicasts it to both), as cuBLAS's 1x2
 //                     clusters; 0: adjacent along M, sharing B
-//   WAIT_SCOPE_CTA    1: every mbarrier wait acquires at CTA scope, as CUTLASS's cluster barriers do (a peer's
+//   WAIT_SCOPE        1 (cta): every mbarrier wait acquires at CTA scope, as CUTLASS's cluster barriers do (a peer's
 //                     multicast and remote arrives included); 0: at cluster scope (primitives.cuh, H49)
-//   WAIT_SUSPEND_HINT 1: every mbarrier wait passes a 10 ms suspend-time hint, as CUTLASS's, so the thread may sleep
+//   WAIT_SUSPEND      1: every mbarrier wait passes a 10 ms suspend-time hint, as CUTLASS's, so the thread may sleep
 //                     until the phase completes; 0: it polls with the hardware's default limit (H51)
 //   KB_PER_WAIT       consumers take this many ring positions (k-blocks) per batch of MMAs: one fence, commit,
 //                     wait and release round per batch instead of per k-block (H60); 1 by default
@@ -59,15 +61,15 @@
 // Any M >= 1, and N and K multiples of 8 (TMA's 16-byte row strides): the tile counts are rounded up, the tensor
 // maps have the problem's true shape, so loads past M, N or K land as zeros and TMA stores past them are dropped;
 // the direct epilogue checks each row and column pair itself.
-// Isolation switches (MAINLOOP_LOADS, MAINLOOP_MMA) and fault injections (FAULT_*) reuse the same code;
-// BOUNDED_WAITS makes every mbarrier wait give up after HANG_TIMEOUT_NS and report where it hung, and
-// EPILOGUE_SPIN_CYCLES (calibration) spins before each tile's epilogue.
+// Isolation switches (LOADS, MMA) and fault injections (FAULT_*) reuse the same code;
+// BOUNDED makes every mbarrier wait give up after HANG_TIMEOUT_NS and report where it hung, and
+// SPIN (calibration) spins before each tile's epilogue.
 
 // The tile geometry (BM, THREADS, A_STAGE_BYTES, B_STAGE_BYTES, STAGE_BYTES, EPI_BYTES, SMEM_BYTES) comes from
 // harness/kernel/config.rs, computed there once; only what follows from it is derived here.
 #define WG_ATOMS (WG_M / 64)
 #define EPI_CHUNK_BYTES (64 * 64 * 2)
-static_assert(EPI_BYTES == (EPILOGUE_TMA ? CONSUMERS * EPI_BUFFERS * EPI_CHUNK_BYTES : 0), "epilogue staging size");
+static_assert(EPI_BYTES == (EPILOGUE ? CONSUMERS * EPI_BUFFERS * EPI_CHUNK_BYTES : 0), "epilogue staging size");
 #define BAR_OFFSET (STAGES * STAGE_BYTES + EPI_BYTES)
 #define NUM_BARRIERS (2 * STAGES + 2)
 static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory plan exceeds SMEM_BYTES");
@@ -82,7 +84,7 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 #define K16_PER_BOX (TILE_K / 16 / K_BOXES)
 
 // Epilogue-only isolation (neither loads nor MMAs) skips the mainloop altogether.
-#if MAINLOOP_LOADS || MAINLOOP_MMA
+#if LOADS || MMA
 #define MAINLOOP_K_BLOCKS k_blocks
 #define ITEM_K_END(w) ((w).k_end)
 #else
@@ -93,7 +95,7 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 // setmaxnreg: what the consumers take, the producer gives (384 threads x 168 registers = the 64K register file).
 #define PRODUCER_REGS (CONSUMER_REGS == 240 ? 24 : 40)
 
-#if STAGES > 1 && !MMA_WAIT_ALL
+#if STAGES > 1 && !MMA_WAIT
 #define MMA_IN_FLIGHT 1
 #else
 #define MMA_IN_FLIGHT 0
@@ -107,7 +109,7 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 __device__ u64 clock_probe[2];
 #endif
 
-#if TILE_ORDER_TABLE
+#if TILE_ORDER
 // Tile t's coordinates as tm | tn << 16, in Hilbert-curve order (harness/kernel/tile_order.rs); the host has
 // checked that the tiles fit and writes the table before the first launch.
 __device__ u32 tile_order_table[65536];
@@ -116,7 +118,7 @@ __device__ u32 tile_order_table[65536];
 // Tile order: groups of RASTER tile rows are walked down M before stepping along N, so neighbouring CTAs share
 // B tiles in L2. The host has checked that the group divides the tile rows (a partial last tile counts as one).
 __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int group, int& tm, int& tn) {
-#if TILE_ORDER_TABLE
+#if TILE_ORDER
   (void)tiles_m;
   (void)tiles_n;
   (void)group;
@@ -141,9 +143,9 @@ struct Work {
 
 // Tiles whose k-blocks are shared between clusters (stream-K); the others are done whole, round robin, first.
 __device__ __forceinline__ int stream_k_tiles(int num_tiles, int num_clusters) {
-#if STREAM_K == 1
+#if STREAMK == 1
   return num_tiles;
-#elif STREAM_K == 2 || STREAM_K == 3
+#elif STREAMK == 2 || STREAMK == 3
   // The last partial wave plus one full wave: every cluster's share is then more than one tile's k-blocks.
   const int rem = num_tiles % num_clusters;
   return rem == 0 ? 0 : min(num_tiles, rem + num_clusters);
@@ -171,11 +173,11 @@ __device__ __forceinline__ bool work_item(int i, int c, int num_clusters, int nu
     w.k_end = k_blocks;
     return true;
   }
-#if STREAM_K
+#if STREAMK
   const long long iters = (long long)shared * k_blocks;
   const long long begin = stream_k_begin(c, num_clusters, iters), end = stream_k_begin(c + 1, num_clusters, iters);
   const int j = i - my_whole;
-#if STREAM_K == 3
+#if STREAMK == 3
   // H95: the share [begin, end) spans at least one tile's k-blocks (the grid never exceeds the tiles, so the shared
   // tiles number at least the clusters): the tail [a, K) of its first tile when it starts inside one, whole tiles,
   // the head [0, b) of its last when it ends inside one. Whole tiles first, then the head, then the tail: every
@@ -214,7 +216,7 @@ __device__ __forceinline__ bool work_item(int i, int c, int num_clusters, int nu
 #endif
 }
 
-#if STREAM_K
+#if STREAMK
 // A consumer's partial accumulators in its workspace slot, laid out as the fragments are (thread-fastest float4s,
 // so every warp writes and reads whole 512-byte lines).
 #define SLOT_FLOATS (128 * WG_ATOMS * (WG_N / 2))
@@ -266,21 +268,21 @@ __device__ __forceinline__ void load_a(const TmaDesc* tmA, u32 stage_addr, u32 b
 #endif
 }
 
-#if MULTICAST_A
-// Loads this CTA's BM / CLUSTER_M rows of one k-block of A and multicasts them into the same place of both CTAs'
+#if MULTICAST
+// Loads this CTA's BM / CLUSTER rows of one k-block of A and multicasts them into the same place of both CTAs'
 // stage s: the cluster shares the A tile (swizzled layout only: a half is whole 8-row swizzle atoms).
 __device__ __forceinline__ void load_a_shared(const TmaDesc* tmA, u32 stage_addr, u32 bar, int m_row, int k0, u32 rank,
                                               u64 policy) {
   (void)policy;
-  const int half = BM / CLUSTER_M;
+  const int half = BM / CLUSTER;
 #pragma unroll
   for (int i = 0; i < K_BOXES; i++) {
     const u32 box = stage_addr + i * BM * ROW_BYTES + rank * half * ROW_BYTES;
     const int k = k0 + i * (ROW_BYTES / 2);
 #if EVICT_FIRST && SWAP_AB
-    tma_load_2d_multicast_hint(box, tmA, bar, k, m_row + rank * half, (u16)((1 << CLUSTER_M) - 1), policy);
+    tma_load_2d_multicast_hint(box, tmA, bar, k, m_row + rank * half, (u16)((1 << CLUSTER) - 1), policy);
 #else
-    tma_load_2d_multicast(box, tmA, bar, k, m_row + rank * half, (u16)((1 << CLUSTER_M) - 1));
+    tma_load_2d_multicast(box, tmA, bar, k, m_row + rank * half, (u16)((1 << CLUSTER) - 1));
 #endif
   }
 }
@@ -296,13 +298,13 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
   for (int i = 0; i < K_BOXES; i++) {
     const u32 box = stage_addr + A_STAGE_BYTES + i * BN * ROW_BYTES;
     const int k = k0 + i * (ROW_BYTES / 2);
-#if CLUSTER_M > 1 && !MULTICAST_A
-    const int half = BN / CLUSTER_M;
+#if CLUSTER > 1 && !MULTICAST
+    const int half = BN / CLUSTER;
 #if EVICT_FIRST && !SWAP_AB
     tma_load_2d_multicast_hint(box + rank * half * ROW_BYTES, tmB, bar, k, n_col + rank * half,
-                               (u16)((1 << CLUSTER_M) - 1), policy);
+                               (u16)((1 << CLUSTER) - 1), policy);
 #else
-    tma_load_2d_multicast(box + rank * half * ROW_BYTES, tmB, bar, k, n_col + rank * half, (u16)((1 << CLUSTER_M) - 1));
+    tma_load_2d_multicast(box + rank * half * ROW_BYTES, tmB, bar, k, n_col + rank * half, (u16)((1 << CLUSTER) - 1));
 #endif
 #elif EVICT_FIRST && !SWAP_AB
     tma_load_2d_hint(box, tmB, bar, k, n_col, policy);
@@ -311,10 +313,10 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
 #endif
   }
 #else
-#if CLUSTER_M > 1 && !MULTICAST_A
-  const int half = BN / CLUSTER_M;
+#if CLUSTER > 1 && !MULTICAST
+  const int half = BN / CLUSTER;
   tma_load_4d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, 0, 0, k0 / 8,
-                        (n_col + rank * half) / 8, (u16)((1 << CLUSTER_M) - 1));
+                        (n_col + rank * half) / 8, (u16)((1 << CLUSTER) - 1));
 #else
   tma_load_4d(stage_addr + A_STAGE_BYTES, tmB, bar, 0, 0, k0 / 8, n_col / 8);
 #endif
@@ -325,7 +327,7 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
 __device__ __forceinline__ void load_part(bool weights, const TmaDesc* tmA, const TmaDesc* tmB, u32 stage_addr, u32 bar,
                                           int m_row, int n_col, int k0, u32 rank, u64 policy) {
   if (weights == (bool)SWAP_AB)
-#if MULTICAST_A
+#if MULTICAST
     load_a_shared(tmA, stage_addr, bar, m_row, k0, rank, policy);
 #else
     load_a(tmA, stage_addr, bar, m_row, k0, policy);
@@ -368,7 +370,7 @@ __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tm
     load_part(false, tmA, tmB, stage_addr, bar, m_row, n_col, kb * TILE_K, rank, policy);
     return;
   }
-#if !MAINLOOP_LOADS
+#if !LOADS
   // MMA-only isolation: the first lap loads real data, later laps reuse what is resident.
   if (pos >= STAGES) {
     mbar_arrive(bar);
@@ -380,7 +382,7 @@ __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tm
 #else
   mbar_arrive_expect_tx(bar, STAGE_BYTES);
 #endif
-#if MULTICAST_A
+#if MULTICAST
   load_a_shared(tmA, stage_addr, bar, m_row, kb * TILE_K, rank, policy);
 #else
   load_a(tmA, stage_addr, bar, m_row, kb * TILE_K, policy);
@@ -412,7 +414,7 @@ __device__ __forceinline__ void mma_issue(float (&acc)[WG_ATOMS][WG_N / 2], u32 
 // mma_issue with the descriptors given: da and db address this consumer's rows of the stage's A and B (box 0, k16
 // step 0). A descriptor's address field is the byte address / 16, so an offset within shared memory is added as is.
 __device__ __forceinline__ void mma_issue_desc(float (&acc)[WG_ATOMS][WG_N / 2], u64 da, u64 db, bool accumulate) {
-#if MAINLOOP_MMA
+#if MMA
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < TILE_K / 16; kk++) {
@@ -432,7 +434,7 @@ __device__ __forceinline__ void mma_issue_desc(float (&acc)[WG_ATOMS][WG_N / 2],
 // One k-block of MMAs for one consumer warpgroup, fenced and committed as one batch.
 __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][WG_N / 2], u32 stage_addr, int a_row0, int b_row0,
                                           bool accumulate) {
-#if MAINLOOP_MMA
+#if MMA
   wgmma_fence();
   mma_issue(acc, stage_addr, a_row0, b_row0, accumulate);
   wgmma_commit();
@@ -441,8 +443,8 @@ __device__ __forceinline__ void mma_stage(float (&acc)[WG_ATOMS][WG_N / 2], u32 
 
 // A consumer warp's release of a ring stage: in every CTA of the cluster (a peer's multicast fills it too).
 __device__ __forceinline__ void release_stage(u32 empty) {
-#if CLUSTER_M > 1
-  for (u32 r = 0; r < CLUSTER_M; r++) mbar_arrive_cluster(cluster_peer_addr(empty, r));
+#if CLUSTER > 1
+  for (u32 r = 0; r < CLUSTER; r++) mbar_arrive_cluster(cluster_peer_addr(empty, r));
 #else
   mbar_arrive(empty);
 #endif
@@ -455,7 +457,7 @@ __device__ __forceinline__ void release_stage(u32 empty) {
 __device__ __forceinline__ void epilogue_direct(float (&acc)[WG_ATOMS][WG_N / 2], u16* C, int ldc, int rows, int cols,
                                                 int row0, int col0) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-#if SWAP_AB && SWAP_STORE_PAIRS
+#if SWAP_AB && SWAP_STORE
   // The tile is a tile of C^T. Each 8x8 block (rows r0..r0+7 of C^T, columns c0..c0+7) is transposed in registers,
   // so lane l holds C's row c0 + l/4 at columns r0 + 2(l%4) and +1: one 4-byte store where the element path takes
   // two, four lanes writing 16 contiguous bytes of one C row. A pair starts at an even column of C and N is a
@@ -537,7 +539,7 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][WG_N / 2], c
       const u32 buf = staging + (chunk_count % EPI_BUFFERS) * EPI_CHUNK_BYTES;
       if (lead && chunk_count >= EPI_BUFFERS) bulk_wait_read<EPI_BUFFERS - 1>();
       named_barrier(barrier_id, 128);
-#if EPILOGUE_STMATRIX
+#if STMATRIX
       // Two 8-column blocks per instruction: matrices (rows 0-7, block jj), (rows 8-15, jj), (rows 0-7, jj+1),
       // (rows 8-15, jj+1) of this warp's 16 rows; lane l addresses row l%8 of matrix l/8.
       const u32 my_row = warp * 16 + ((lane / 8) & 1) * 8 + lane % 8;
@@ -597,25 +599,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   if (threadIdx.x == 0) {
     tensormap_prefetch(&tmA);
     tensormap_prefetch(&tmB);
-#if EPILOGUE_TMA
+#if EPILOGUE
     tensormap_prefetch(&tmC);
 #endif
   }
 #endif
 
-#if CLUSTER_M > 1
+#if CLUSTER > 1
   const u32 rank = cluster_rank();
 #else
   const u32 rank = 0;
 #endif
-  const int cluster_id = blockIdx.x / CLUSTER_M;
-  const int num_clusters = gridDim.x / CLUSTER_M;
+  const int cluster_id = blockIdx.x / CLUSTER;
+  const int num_clusters = gridDim.x / CLUSTER;
   // Rounded up (M, N, K >= 1, so without overflow): the last tile row, column and k-block may reach past M, N, K.
-#if MULTICAST_A
-  // A cluster's CTAs sit side by side along N: a tile column is CLUSTER_M tiles wide.
-  const int tiles_m = (M - 1) / BM + 1, tiles_n = (N - 1) / (BN * CLUSTER_M) + 1;
+#if MULTICAST
+  // A cluster's CTAs sit side by side along N: a tile column is CLUSTER tiles wide.
+  const int tiles_m = (M - 1) / BM + 1, tiles_n = (N - 1) / (BN * CLUSTER) + 1;
 #else
-  const int tiles_m = (M - 1) / (BM * CLUSTER_M) + 1, tiles_n = (N - 1) / BN + 1;
+  const int tiles_m = (M - 1) / (BM * CLUSTER) + 1, tiles_n = (N - 1) / BN + 1;
 #endif
   const int num_tiles = tiles_m * tiles_n;
   const int k_blocks = (K - 1) / TILE_K + 1;
@@ -626,18 +628,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // Released by every consumer warp that read the stage, in this CTA and (multicast) in the peer CTA.
 #if STREAM_ONLY
       // Released by every producer of the cluster once its own copy of the stage has landed.
-      mbar_init(empty_bar + 8 * s, CLUSTER_M);
+      mbar_init(empty_bar + 8 * s, CLUSTER);
 #elif PINGPONG
-      mbar_init(empty_bar + 8 * s, 4 * CLUSTER_M);
+      mbar_init(empty_bar + 8 * s, 4 * CLUSTER);
 #else
-      mbar_init(empty_bar + 8 * s, 4 * CONSUMERS * CLUSTER_M);
+      mbar_init(empty_bar + 8 * s, 4 * CONSUMERS * CLUSTER);
 #endif
     }
     mbar_init(turn_bar, 1);
     mbar_init(turn_bar + 8, 1);
     fence_barrier_init();
   }
-#if CLUSTER_M > 1
+#if CLUSTER > 1
   cluster_sync();
 #else
   __syncthreads();
@@ -651,7 +653,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   }
 #endif
 
-#if WARP_SPECIALIZED
+#if WARPSPEC
   if (wg == 0) {
     // ------------------------------------------------------------ producer warpgroup: one thread issues TMA
 #if SETMAXNREG
@@ -672,10 +674,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       for (int i = 0; early < STAGES && work_item(i, cluster_id, num_clusters, num_tiles, k_blocks, w); i++) {
         int tm, tn;
         tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
-#if MULTICAST_A
-        const int m_row = tm * BM, n_col = (tn * CLUSTER_M + rank) * BN;
+#if MULTICAST
+        const int m_row = tm * BM, n_col = (tn * CLUSTER + rank) * BN;
 #else
-        const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+        const int m_row = (tm * CLUSTER + rank) * BM, n_col = tn * BN;
 #endif
         ITEM_K_ROTATION(w);
         for (int kb = w.k_begin; kb < w.k_end && early < STAGES; kb++, early++) {
@@ -690,10 +692,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       for (int i = 0; work_item(i, cluster_id, num_clusters, num_tiles, k_blocks, w); i++) {
         int tm, tn;
         tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
-#if MULTICAST_A
-        const int m_row = tm * BM, n_col = (tn * CLUSTER_M + rank) * BN;
+#if MULTICAST
+        const int m_row = tm * BM, n_col = (tn * CLUSTER + rank) * BN;
 #else
-        const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+        const int m_row = (tm * CLUSTER + rank) * BM, n_col = tn * BN;
 #endif
         ITEM_K_ROTATION(w);
         for (int kb = w.k_begin; kb < ITEM_K_END(w); kb++, pos++) {
@@ -769,10 +771,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
       int tm, tn;
       tile_coords(w.tile, tiles_m, tiles_n, raster, tm, tn);
-#if MULTICAST_A
-      const int m_row = tm * BM, n_col = (tn * CLUSTER_M + rank) * BN;
+#if MULTICAST
+      const int m_row = tm * BM, n_col = (tn * CLUSTER + rank) * BN;
 #else
-      const int m_row = (tm * CLUSTER_M + rank) * BM, n_col = tn * BN;
+      const int m_row = (tm * CLUSTER + rank) * BM, n_col = tn * BN;
 #endif
 
 #if KB_PER_WAIT > 1
@@ -790,7 +792,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             const u32 p = item_pos + kb + j, s = p % STAGES;
             mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
           }
-#if MAINLOOP_MMA
+#if MMA
           wgmma_fence();
 #pragma unroll
           for (int j = 0; j < KB_PER_WAIT; j++) {
@@ -809,7 +811,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #endif
             mma_stage(acc, stages + s * STAGE_BYTES, a_row0, b_row0, kb > 0);
         }
-#if MAINLOOP_MMA
+#if MMA
         wgmma_wait<MMA_IN_FLIGHT>();
 #endif
         // The batch whose MMAs are now complete in this warp: the one before (one batch in flight), or this one.
@@ -820,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         held_count = count;
         kb += count;
       }
-#if MAINLOOP_MMA
+#if MMA
       wgmma_wait<0>();
 #endif
       if (MMA_IN_FLIGHT > 0 && lane == 0)
@@ -838,7 +840,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           if (kb != item_k_blocks - 1)
 #endif
             mma_issue_desc(acc, da0 + s * (STAGE_BYTES >> 4), db0 + s * (STAGE_BYTES >> 4), kb > 0);
-#if MAINLOOP_MMA
+#if MMA
           wgmma_wait<MMA_IN_FLIGHT>();
 #endif
           // The MMAs of the stage before (one batch in flight) or of this one are complete in this warp.
@@ -853,7 +855,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // CUTLASS's order (H98): the other consumer may issue now; this tile's last batch completes ahead of it.
         if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
 #endif
-#if MAINLOOP_MMA
+#if MMA
         wgmma_wait<0>();
 #endif
         if (MMA_IN_FLIGHT > 0 && item_k_blocks > 0 && lane == 0) release_stage(empty_bar + 8 * held);
@@ -867,7 +869,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         if (kb != item_k_blocks - 1)
 #endif
           mma_stage(acc, stages + s * STAGE_BYTES, a_row0, b_row0, kb > 0);
-#if MAINLOOP_MMA
+#if MMA
         wgmma_wait<MMA_IN_FLIGHT>();
 #endif
         // The MMAs that read ring position p - MMA_IN_FLIGHT are complete in this warp: release it.
@@ -877,7 +879,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       // CUTLASS's order (H98): the other consumer may issue now; this tile's last batch completes ahead of it.
       if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
 #endif
-#if MAINLOOP_MMA
+#if MMA
       wgmma_wait<0>();
 #endif
       if (MMA_IN_FLIGHT > 0 && item_k_blocks > 0 && lane == 0)
@@ -887,16 +889,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
 #endif
       (void)warp;
-#if EPILOGUE_SPIN_CYCLES
+#if SPIN
       // Calibration only: extra work of a known size before each tile's epilogue.
-      spin_cycles(EPILOGUE_SPIN_CYCLES);
+      spin_cycles(SPIN);
 #endif
-#if STREAM_K
+#if STREAMK
       {
         // Workspace slot and flag of (cluster, rank, consumer): each cluster hands on at most one partial.
-        const auto slot_of = [&](int cluster) { return (cluster * CLUSTER_M + (int)rank) * CONSUMERS + c; };
+        const auto slot_of = [&](int cluster) { return (cluster * CLUSTER + (int)rank) * CONSUMERS + c; };
         const bool lead = (threadIdx.x % 128) == 0;
-#if STREAM_K == 3
+#if STREAMK == 3
         // H95: a head (k-blocks 0 to b) goes to the next cluster, whose share holds the rest of the tile as its
         // last unit; a tail (a to K) is the owner's, and the previous cluster computed its head a unit earlier.
         if (w.k_begin == 0 && w.k_end < k_blocks) {
@@ -947,14 +949,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       if (w.tile == 0) continue;
 #endif
       const int row0 = m_row + a_row0, col0 = n_col + b_row0;
-#if EPILOGUE_TMA
+#if EPILOGUE
       epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES + c * EPI_BUFFERS * EPI_CHUNK_BYTES, 2 + c, chunk_count, row0,
                    col0);
 #else
       store_tile_direct(acc, C, ldc, M, N, row0, col0, w.tile);
 #endif
     }
-#if EPILOGUE_TMA
+#if EPILOGUE
     if (threadIdx.x % 128 == 0) bulk_wait<0>();
 #endif
   }
@@ -995,7 +997,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if FAULT_SKIP_EPILOGUE
     if (t == 0) return;
 #endif
-#if EPILOGUE_TMA
+#if EPILOGUE
     u32 chunk_count = 0;
     epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES, 2, chunk_count, m_row, n_col);
     if (threadIdx.x == 0) bulk_wait<0>();
@@ -1011,7 +1013,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     clock_probe[1] = global_timer_ns() - probe_ns;
   }
 #endif
-#if CLUSTER_M > 1
+#if CLUSTER > 1
   // No CTA may exit while its peer can still arrive on its barriers or multicast into its shared memory.
   cluster_sync();
 #endif

@@ -81,15 +81,15 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 cluster_addr) {
 }
 
 // True once the phase with this parity has completed (i.e. the barrier's current phase has the other parity).
-// The wait acquires at cluster scope, or with WAIT_SCOPE_CTA at CTA scope, as CUTLASS's cluster barriers (H49).
-// With WAIT_SUSPEND_HINT the thread may stay suspended up to 10 ms for the phase (CUTLASS's hint) instead of
+// The wait acquires at cluster scope, or with WAIT_SCOPE at CTA scope, as CUTLASS's cluster barriers (H49).
+// With WAIT_SUSPEND the thread may stay suspended up to 10 ms for the phase (CUTLASS's hint) instead of
 // returning after the hardware's default limit (H51); it still returns when the phase completes.
-#if WAIT_SUSPEND_HINT
+#if WAIT_SUSPEND
 #define MBAR_SUSPEND_OPERAND ", %3"
 #else
 #define MBAR_SUSPEND_OPERAND ""
 #endif
-#if WAIT_SCOPE_CTA
+#if WAIT_SCOPE
 #define MBAR_WAIT_SCOPE "cta"
 #else
 #define MBAR_WAIT_SCOPE "cluster"
@@ -127,12 +127,12 @@ __device__ __forceinline__ void report_hang(HangRecord* rec, u32 site, u32 parit
   asm volatile("trap;");
 }
 
-// Wait for the phase of the given parity. With BOUNDED_WAITS the wait gives up after HANG_TIMEOUT_NS,
+// Wait for the phase of the given parity. With BOUNDED the wait gives up after HANG_TIMEOUT_NS,
 // records where it was stuck and traps, so a protocol bug becomes a diagnosis instead of a frozen GPU. The clock
 // is read once per 64 failed polls, so a wait that is about to succeed is not slowed by reading it.
 __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity, u32 site, HangRecord* rec) {
   if (mbar_try_wait(bar, parity)) return;
-#if BOUNDED_WAITS
+#if BOUNDED
   const u64 start = global_timer_ns();
   for (;;) {
 #pragma unroll 1
@@ -169,7 +169,7 @@ __device__ __forceinline__ u32 flag_acquire(const u32* flag) {
 // Waits until another CTA has set the flag (bounded like mbar_wait: a missing partial becomes a diagnosis).
 __device__ __forceinline__ void flag_wait(const u32* flag, u32 site, HangRecord* rec) {
   if (flag_acquire(flag)) return;
-#if BOUNDED_WAITS
+#if BOUNDED
   const u64 start = global_timer_ns();
   for (;;) {
 #pragma unroll 1

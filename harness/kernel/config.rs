@@ -88,15 +88,103 @@ pub struct OperandLayout {
     pub k16_step: u32,
 }
 
+/// A switch that picks one of two named ways (`epilogue=tma|direct`). The kernel's define is 0 for the first way and
+/// 1 for the second; a record written while the switch was a flag (`epilogue_tma: true`) still reads.
+macro_rules! two_ways {
+    ($(#[$doc:meta])* $name:ident { $(#[$first_doc:meta])* $first:ident, $(#[$second_doc:meta])* $second:ident }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum $name {
+            $(#[$first_doc])*
+            #[default]
+            $first,
+            $(#[$second_doc])*
+            $second,
+        }
+
+        impl $name {
+            /// The define's value: 0 for the first way, 1 for the second.
+            pub fn define(self) -> u32 {
+                u32::from(self == $name::$second)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                #[derive(Deserialize)]
+                #[serde(untagged)]
+                enum Stored {
+                    Flag(bool),
+                    Word(String),
+                }
+                match Stored::deserialize(d)? {
+                    Stored::Flag(second) => Ok(if second { $name::$second } else { $name::$first }),
+                    Stored::Word(w) if w.eq_ignore_ascii_case(stringify!($first)) => Ok($name::$first),
+                    Stored::Word(w) if w.eq_ignore_ascii_case(stringify!($second)) => Ok($name::$second),
+                    Stored::Word(w) => Err(serde::de::Error::custom(format!(
+                        "`{w}` is neither {} nor {}",
+                        stringify!($first).to_lowercase(),
+                        stringify!($second).to_lowercase()
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+two_ways!(
+    /// How a tile leaves the kernel (`epilogue`).
+    Epilogue {
+        /// Stores from registers.
+        Direct,
+        /// Accumulators staged in shared memory and written by TMA stores.
+        Tma
+    }
+);
+
+two_ways!(
+    /// Which tile the CTAs of a 2-CTA cluster share (`multicast`).
+    Multicast {
+        /// They sit along M and each loads half of B.
+        B,
+        /// They sit along N and each loads half of A (cuBLAS's 1x2 clusters).
+        A
+    }
+);
+
+two_ways!(
+    /// The scope at which every mbarrier wait acquires (`wait_scope`).
+    WaitScope {
+        /// The cluster's.
+        Cluster,
+        /// The CTA's, as CUTLASS's cluster barriers (H49).
+        Cta
+    }
+);
+
+two_ways!(
+    /// The order a persistent kernel takes its tiles in (`tile_order`).
+    TileOrder {
+        /// The grouped raster computed on the device.
+        Raster,
+        /// A Hilbert curve over the tile grid, a table the host writes into the module.
+        Hilbert
+    }
+);
+
 /// Every compile-time switch of kernels/gemm.cu plus the launch-side choices (persistence, raster).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GemmConfig {
     pub stages: u32,
-    pub warp_specialized: bool,
+    #[serde(alias = "warp_specialized")]
+    pub warpspec: bool,
     pub swizzle: Swizzle,
     pub tile_k: u32,
-    pub epilogue_tma: bool,
-    pub cluster_m: u32,
+    #[serde(alias = "epilogue_tma")]
+    pub epilogue: Epilogue,
+    #[serde(alias = "cluster_m")]
+    pub cluster: u32,
     pub consumers: u32,
     /// Rows of the output tile each consumer warpgroup owns (64 or 128: one or two m64 wgmma row blocks).
     pub wg_m: u32,
@@ -106,12 +194,16 @@ pub struct GemmConfig {
     /// Grid = SM count with a tile loop, instead of one CTA per tile.
     pub persistent: bool,
     pub raster: Raster,
-    pub bounded_waits: bool,
-    pub hang_timeout_ms: u32,
+    #[serde(alias = "bounded_waits")]
+    pub bounded: bool,
+    #[serde(alias = "hang_timeout_ms")]
+    pub timeout_ms: u32,
     /// Isolation: issue the TMA loads (false: the first lap loads, later laps reuse resident data).
-    pub mainloop_loads: bool,
+    #[serde(alias = "mainloop_loads")]
+    pub loads: bool,
     /// Isolation: issue the wgmma (false: loads only).
-    pub mainloop_mma: bool,
+    #[serde(alias = "mainloop_mma")]
+    pub mma: bool,
     /// Isolation (H56): the producers stream the operands through the ring alone, each stage released once its
     /// bytes have landed in every CTA of the cluster; the consumers wait for nothing and issue nothing.
     #[serde(default)]
@@ -119,14 +211,17 @@ pub struct GemmConfig {
     pub fault: Option<Fault>,
     /// Calibration: SM clock cycles each consumer warpgroup spins before each tile's epilogue (0 = none): a
     /// known slowdown for measuring the verdicts' error rates.
-    pub epilogue_spin_cycles: u32,
+    #[serde(alias = "epilogue_spin_cycles")]
+    pub spin: u32,
     /// Every k-block's MMAs waited for (wait_group 0) before its stage is released, instead of keeping one batch
     /// in flight: the ablation of what rung 2 onwards do.
+    #[serde(alias = "mma_wait_all")]
     #[serde(default)]
-    pub mma_wait_all: bool,
+    pub mma_wait: bool,
     /// The TMA epilogue's staging written with stmatrix (four 8x8 blocks per instruction) instead of 32-bit stores.
+    #[serde(alias = "stmatrix_epilogue")]
     #[serde(default)]
-    pub stmatrix_epilogue: bool,
+    pub stmatrix: bool,
     /// Registers per consumer thread under setmaxnreg: 232 (the producer keeps 40) or 240 (the producer keeps 24).
     #[serde(default = "default_consumer_regs")]
     pub consumer_regs: u32,
@@ -137,8 +232,9 @@ pub struct GemmConfig {
     /// split evenly between the clusters (stream-K, partials added by each tile's owner); 2 whole tiles, then the
     /// last partial wave plus one full wave as in 1; 3 as 2, each cluster's share taken as its whole tiles, the
     /// head of its last tile (handed on), the tail of its first (the owner), so the clusters walk k in step (H95).
+    #[serde(alias = "stream_k")]
     #[serde(default)]
-    pub stream_k: u32,
+    pub streamk: u32,
     /// Programmatic dependent launch: the launch lets this kernel start while the previous one in the stream
     /// finishes, and the kernel waits for it before touching global memory.
     #[serde(default)]
@@ -157,21 +253,21 @@ pub struct GemmConfig {
     /// instead of its rows.
     #[serde(default)]
     pub split_n: bool,
-    /// Persistent kernels take their tiles in the order of a Hilbert curve over the tile grid (a table the host
-    /// writes into the module), instead of the grouped raster.
-    #[serde(default)]
-    pub hilbert_order: bool,
+    /// The order a persistent kernel takes its tiles in.
+    #[serde(default, alias = "hilbert_order")]
+    pub tile_order: TileOrder,
     /// Swap-AB's direct epilogue transposes each 8x8 block of the accumulator fragment in registers (movmatrix)
     /// and stores 4-byte pairs of one C row, instead of single 2-byte elements (H39).
+    #[serde(alias = "swap_store_pairs")]
     #[serde(default)]
-    pub swap_store_pairs: bool,
-    /// With a 2-CTA cluster: its CTAs take adjacent tiles along N with the same rows and share the A tile (each
-    /// loads half and multicasts it), as cuBLAS's 1x2 clusters; otherwise adjacent along M, sharing B.
-    #[serde(default)]
-    pub multicast_a: bool,
-    /// Every mbarrier wait acquires at CTA scope (as CUTLASS's cluster barriers do) instead of cluster scope (H49).
-    #[serde(default)]
-    pub wait_cta_scope: bool,
+    pub swap_store: bool,
+    /// With a 2-CTA cluster, the tile its CTAs share: with A, they take adjacent tiles along N with the same rows
+    /// (each loads half of A and multicasts it), as cuBLAS's 1x2 clusters; with B, adjacent along M.
+    #[serde(default, alias = "multicast_a")]
+    pub multicast: Multicast,
+    /// The scope at which every mbarrier wait acquires (H49).
+    #[serde(default, alias = "wait_cta_scope")]
+    pub wait_scope: WaitScope,
     /// Every mbarrier wait passes a suspend-time hint (CUTLASS's 10 ms), so a waiting thread may sleep until the
     /// phase completes instead of polling (H51).
     #[serde(default)]
@@ -233,15 +329,15 @@ impl GemmConfig {
     }
     /// CTAs of a cluster along the kernel's M (sharing the B tile) and along its N (sharing the A tile).
     pub fn cluster_along_m(&self) -> u32 {
-        if self.multicast_a {
+        if self.multicast == Multicast::A {
             1
         } else {
-            self.cluster_m
+            self.cluster
         }
     }
     pub fn cluster_along_n(&self) -> u32 {
-        if self.multicast_a {
-            self.cluster_m
+        if self.multicast == Multicast::A {
+            self.cluster
         } else {
             1
         }
@@ -254,13 +350,13 @@ impl GemmConfig {
         self.bn / self.cluster_along_m()
     }
     pub fn threads(&self) -> u32 {
-        128 * (self.consumers + u32::from(self.warp_specialized))
+        128 * (self.consumers + u32::from(self.warpspec))
     }
     pub fn stage_bytes(&self) -> u32 {
         (self.bm() + self.bn) * self.tile_k * 2
     }
     pub fn epilogue_bytes(&self) -> u32 {
-        if self.epilogue_tma {
+        if self.epilogue == Epilogue::Tma {
             self.consumers * self.epi_buffers * 64 * 64 * 2
         } else {
             0
@@ -349,7 +445,7 @@ impl GemmConfig {
                 self.bn
             ));
         }
-        if self.epilogue_tma && !matches!(self.bn, 128 | 192 | 256) {
+        if self.epilogue == Epilogue::Tma && !matches!(self.bn, 128 | 192 | 256) {
             return config_err(format!(
                 "a tile {} wide needs epilogue=direct: the TMA epilogue stores 64x64 chunks of 128-, 192- or 256-wide tiles",
                 self.bn
@@ -358,8 +454,8 @@ impl GemmConfig {
         if !self.b_box_rows().is_multiple_of(8) {
             return config_err(format!(
                 "each CTA of a {}-CTA cluster loads bn / {} = {} rows of B: it must be a multiple of 8 (one swizzle atom)",
-                self.cluster_m,
-                self.cluster_m,
+                self.cluster,
+                self.cluster,
                 self.b_box_rows()
             ));
         }
@@ -387,19 +483,19 @@ impl GemmConfig {
                 if self.setmaxnreg { "" } else { " without setmaxnreg" }
             ));
         }
-        if !matches!(self.cluster_m, 1 | 2 | 4) {
+        if !matches!(self.cluster, 1 | 2 | 4) {
             return config_err(format!(
                 "cluster size must be 1, 2 or 4 CTAs along M, got {}",
-                self.cluster_m
+                self.cluster
             ));
         }
-        if !self.warp_specialized {
-            if self.consumers != 1 || self.persistent || self.cluster_m != 1 {
+        if !self.warpspec {
+            if self.consumers != 1 || self.persistent || self.cluster != 1 {
                 return config_err(
                     "without warp specialization the kernel has one warpgroup, one tile per CTA and no cluster",
                 );
             }
-            if !self.mainloop_loads || !self.mainloop_mma || self.stream_only {
+            if !self.loads || !self.mma || self.stream_only {
                 return config_err("the isolation switches (loads only, MMA only, stream only) need the warp-specialized kernel");
             }
             if matches!(self.fault, Some(Fault::WrongPhase | Fault::SkipKBlock)) {
@@ -409,31 +505,33 @@ impl GemmConfig {
         if self.pingpong && (self.consumers != 2 || !self.persistent) {
             return config_err("ping-pong needs two consumer warpgroups and a persistent kernel");
         }
-        if self.setmaxnreg && (self.consumers != 2 || !self.warp_specialized) {
+        if self.setmaxnreg && (self.consumers != 2 || !self.warpspec) {
             return config_err(
                 "setmaxnreg rebalancing needs a producer and two consumer warpgroups (384 threads)",
             );
         }
-        if matches!(self.fault, Some(Fault::OobStore | Fault::NoColumnGuard)) && self.epilogue_tma {
+        if matches!(self.fault, Some(Fault::OobStore | Fault::NoColumnGuard))
+            && self.epilogue == Epilogue::Tma
+        {
             return config_err("the out-of-bounds store faults need the direct epilogue (TMA stores clip at the edge)");
         }
-        if self.bounded_waits && self.hang_timeout_ms == 0 {
+        if self.bounded && self.timeout_ms == 0 {
             return config_err("a bounded wait needs a positive hang timeout");
         }
-        if self.epilogue_spin_cycles > 0 && !self.warp_specialized {
+        if self.spin > 0 && !self.warpspec {
             return config_err(
                 "the epilogue spin (calibration) is built into the warp-specialized kernel",
             );
         }
-        if self.stmatrix_epilogue && !self.epilogue_tma {
+        if self.stmatrix && self.epilogue != Epilogue::Tma {
             return config_err(
                 "the stmatrix epilogue writes the TMA epilogue's staging: it needs epilogue=tma",
             );
         }
         if self.kb_per_wait != 1 {
             // A consumer holds the batch in flight and waits for the next: both must fit the ring at once.
-            let held = if self.mma_wait_all { 1 } else { 2 };
-            if !matches!(self.kb_per_wait, 2..=4) || !self.warp_specialized {
+            let held = if self.mma_wait { 1 } else { 2 };
+            if !matches!(self.kb_per_wait, 2..=4) || !self.warpspec {
                 return config_err(format!(
                     "kb_per_wait must be 1, or 2 to 4 with warp specialization, got {}",
                     self.kb_per_wait
@@ -448,12 +546,14 @@ impl GemmConfig {
                 ));
             }
         }
-        if self.desc_advance && (!self.warp_specialized || self.kb_per_wait != 1) {
+        if self.desc_advance && (!self.warpspec || self.kb_per_wait != 1) {
             return config_err(
                 "desc_advance is built into the warp-specialized consumer loop of one k-block a round (kb_per_wait=1)",
             );
         }
-        if !matches!(self.epi_buffers, 2 | 4) || (self.epi_buffers != 2 && !self.epilogue_tma) {
+        if !matches!(self.epi_buffers, 2 | 4)
+            || (self.epi_buffers != 2 && self.epilogue != Epilogue::Tma)
+        {
             return config_err(format!(
                 "epi_buffers is the TMA epilogue's staging chunks a consumer: 2 (default) or 4, with epilogue=tma; got {}",
                 self.epi_buffers
@@ -464,7 +564,7 @@ impl GemmConfig {
                 "early_turn passes ping-pong's turn after the last MMAs are issued: it needs pingpong=1 and kb_per_wait=1",
             );
         }
-        if self.k_rotate && !self.warp_specialized {
+        if self.k_rotate && !self.warpspec {
             return config_err("k_rotate orders the producer's k-blocks: it needs warp specialization (rung 3 and up)");
         }
         if !matches!(self.consumer_regs, 232 | 240) {
@@ -473,25 +573,25 @@ impl GemmConfig {
                 self.consumer_regs
             ));
         }
-        if self.ctas > 0 && (!self.persistent || !self.ctas.is_multiple_of(self.cluster_m)) {
+        if self.ctas > 0 && (!self.persistent || !self.ctas.is_multiple_of(self.cluster)) {
             return config_err(format!(
                 "ctas = {} caps a persistent grid and must be a multiple of the cluster size {}",
-                self.ctas, self.cluster_m
+                self.ctas, self.cluster
             ));
         }
-        if self.stream_k > 3 {
+        if self.streamk > 3 {
             return config_err(format!(
                 "streamk must be 0 (whole tiles), 1 (stream-K), 2 (whole tiles, stream-K on the last waves) or 3 (as 2, every cluster walking k in step), got {}",
-                self.stream_k
+                self.streamk
             ));
         }
-        if self.stream_k > 0 && (!self.warp_specialized || !self.persistent || self.pingpong) {
+        if self.streamk > 0 && (!self.warpspec || !self.persistent || self.pingpong) {
             return config_err(
                 "stream-K shares tiles between persistent CTAs: it needs warp specialization, a persistent grid and no ping-pong",
             );
         }
         if self.swap_ab {
-            if self.epilogue_tma {
+            if self.epilogue == Epilogue::Tma {
                 return config_err(
                     "swap_ab stores the tile transposed from registers: it needs epilogue=direct",
                 );
@@ -505,17 +605,13 @@ impl GemmConfig {
                 "evict_first is built on the swizzled layouts' 2-D loads: it needs a swizzle",
             );
         }
-        if self.stream_only && (!self.mainloop_loads || self.stream_k > 0 || self.pingpong) {
+        if self.stream_only && (!self.loads || self.streamk > 0 || self.pingpong) {
             return config_err(
                 "stream_only streams every k-block of whole tiles through the ring: it needs loads on, no stream-K and no ping-pong",
             );
         }
         if self.early_weights
-            && (!self.pdl
-                || !self.warp_specialized
-                || !self.mainloop_loads
-                || !self.mainloop_mma
-                || self.fault.is_some())
+            && (!self.pdl || !self.warpspec || !self.loads || !self.mma || self.fault.is_some())
         {
             return config_err(
                 "early_weights loads weights before the dependency wait of pdl=1: it needs pdl, warp specialization, both isolation switches on and no fault",
@@ -524,8 +620,8 @@ impl GemmConfig {
         if self.split_n
             && (self.consumers != 2
                 || self.pingpong
-                || self.epilogue_tma
-                || !self.warp_specialized
+                || self.epilogue == Epilogue::Tma
+                || !self.warpspec
                 || !self.wg_n().is_multiple_of(8))
         {
             return config_err(format!(
@@ -533,15 +629,15 @@ impl GemmConfig {
                 self.bn, self.consumers
             ));
         }
-        if self.swap_store_pairs && (!self.swap_ab || self.epilogue_tma) {
+        if self.swap_store && (!self.swap_ab || self.epilogue == Epilogue::Tma) {
             return config_err(
                 "swap_store=pairs transposes swap-AB's direct epilogue in registers: it needs swap_ab=1 and epilogue=direct",
             );
         }
-        if self.multicast_a
-            && (self.cluster_m != 2
+        if self.multicast == Multicast::A
+            && (self.cluster != 2
                 || self.swizzle == Swizzle::None
-                || self.stream_k != 0
+                || self.streamk != 0
                 || self.early_weights
                 || self.pingpong)
         {
@@ -552,7 +648,7 @@ impl GemmConfig {
         if let Raster::Group(0) | Raster::UpTo(0) = self.raster {
             return config_err("raster group must be at least 1");
         }
-        if self.hilbert_order && (!self.persistent || !self.warp_specialized) {
+        if self.tile_order == TileOrder::Hilbert && (!self.persistent || !self.warpspec) {
             return config_err(
                 "tile_order=hilbert orders a persistent kernel's tile loop: it needs persistent=1 and warpspec=1",
             );
@@ -581,7 +677,7 @@ impl GemmConfig {
                 shape.name, shape.m, shape.n, shape.k
             ));
         }
-        if self.hilbert_order {
+        if self.tile_order == TileOrder::Hilbert {
             crate::kernel::tile_order::check_fits(self.tile_rows(shape), self.tile_cols(shape))?;
         }
         // TMA: global strides are multiples of 16 bytes.
@@ -666,7 +762,7 @@ impl GemmConfig {
     /// Launch grid (CTAs): one per cluster tile times the cluster, or the SM count (rounded to whole clusters; with
     /// stream-K over every tile, the SM count even when there are fewer tiles).
     pub fn grid(&self, shape: &Shape, sm_count: u32) -> u32 {
-        let ctas = self.tile_rows(shape) * self.tile_cols(shape) * self.cluster_m;
+        let ctas = self.tile_rows(shape) * self.tile_cols(shape) * self.cluster;
         if self.persistent {
             let sms = if self.ctas > 0 {
                 // Up to 4 CTAs per SM: with small stages several can be resident (stream-K caps the grid at what
@@ -675,12 +771,12 @@ impl GemmConfig {
             } else {
                 sm_count
             };
-            let fit = (sms / self.cluster_m) * self.cluster_m;
-            if self.stream_k == 1 {
+            let fit = (sms / self.cluster) * self.cluster;
+            if self.streamk == 1 {
                 // Stream-K shares k-blocks, not tiles: every SM gets a share however few the tiles.
-                return fit.max(self.cluster_m);
+                return fit.max(self.cluster);
             }
-            ctas.min(fit.max(self.cluster_m))
+            ctas.min(fit.max(self.cluster))
         } else {
             ctas
         }
@@ -689,7 +785,7 @@ impl GemmConfig {
     /// Bytes of the stream-K workspace: one slot of fp32 partial accumulators per CTA and consumer warpgroup
     /// (each cluster hands on at most one partial per launch), and one flag per slot.
     pub fn stream_k_workspace(&self, grid: u32) -> (usize, usize) {
-        if self.stream_k == 0 {
+        if self.streamk == 0 {
             return (0, 0);
         }
         let slots = (grid * self.consumers) as usize;
@@ -711,8 +807,8 @@ impl GemmConfig {
         self.tile_k = tile_k;
         self
     }
-    pub fn with_cluster(mut self, cluster_m: u32) -> Self {
-        self.cluster_m = cluster_m;
+    pub fn with_cluster(mut self, cluster: u32) -> Self {
+        self.cluster = cluster;
         self
     }
     /// Rows per consumer warpgroup and tile width: `with_tile_shape(128, 128)` on two consumers is a 256x128 tile.
@@ -729,16 +825,16 @@ impl GemmConfig {
         self.persistent = on;
         self
     }
-    pub fn with_epilogue_tma(mut self, on: bool) -> Self {
-        self.epilogue_tma = on;
+    pub fn with_epilogue(mut self, epilogue: Epilogue) -> Self {
+        self.epilogue = epilogue;
         self
     }
     pub fn with_raster(mut self, raster: Raster) -> Self {
         self.raster = raster;
         self
     }
-    pub fn with_bounded_waits(mut self, on: bool) -> Self {
-        self.bounded_waits = on;
+    pub fn with_bounded(mut self, on: bool) -> Self {
+        self.bounded = on;
         self
     }
     pub fn with_fault(mut self, fault: Fault) -> Self {
@@ -746,12 +842,12 @@ impl GemmConfig {
         self
     }
     /// A known slowdown: `cycles` of spinning before each tile's epilogue (calibration).
-    pub fn with_epilogue_spin(mut self, cycles: u32) -> Self {
-        self.epilogue_spin_cycles = cycles;
+    pub fn with_spin(mut self, cycles: u32) -> Self {
+        self.spin = cycles;
         self
     }
-    pub fn with_hang_timeout_ms(mut self, ms: u32) -> Self {
-        self.hang_timeout_ms = ms;
+    pub fn with_timeout_ms(mut self, ms: u32) -> Self {
+        self.timeout_ms = ms;
         self
     }
     /// One consumer warpgroup (and so no ping-pong and no register rebalancing).
@@ -762,22 +858,22 @@ impl GemmConfig {
         self
     }
     pub fn loads_only(mut self) -> Self {
-        self.mainloop_mma = false;
+        self.mma = false;
         self
     }
     pub fn mma_only(mut self) -> Self {
-        self.mainloop_loads = false;
+        self.loads = false;
         self
     }
     /// No loads and no MMAs: launch, barriers and the epilogue of a zero accumulator.
     pub fn epilogue_only(mut self) -> Self {
-        self.mainloop_loads = false;
-        self.mainloop_mma = false;
+        self.loads = false;
+        self.mma = false;
         self
     }
     /// True if the variant computes C (isolation variants do not, and get no correctness check).
     pub fn computes_gemm(&self) -> bool {
-        self.mainloop_loads && self.mainloop_mma && !self.stream_only && self.fault.is_none()
+        self.loads && self.mma && !self.stream_only && self.fault.is_none()
     }
 }
 
@@ -853,7 +949,7 @@ mod tests {
         let decode = crate::kernel::problem::shape("decode_attn_out");
         assert_eq!(r10.grid(&decode, 132), 64);
         let sk = GemmConfig {
-            stream_k: 1,
+            streamk: 1,
             ..r10.clone()
         };
         assert_eq!(sk.grid(&decode, 132), 132);

@@ -3,7 +3,9 @@
 //! hypotheses written before measuring in ablations/HYPOTHESES.md.
 
 use crate::error::{config_err, Result};
-use crate::kernel::config::{GemmConfig, Raster, Swizzle};
+use crate::kernel::config::{
+    Epilogue, GemmConfig, Multicast, Raster, Swizzle, TileOrder, WaitScope,
+};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -89,11 +91,11 @@ impl Rung {
     pub fn config(self) -> GemmConfig {
         let base = GemmConfig {
             stages: 1,
-            warp_specialized: false,
+            warpspec: false,
             swizzle: Swizzle::None,
             tile_k: 16,
-            epilogue_tma: false,
-            cluster_m: 1,
+            epilogue: Epilogue::Direct,
+            cluster: 1,
             consumers: 1,
             wg_m: 128,
             bn: 128,
@@ -101,27 +103,27 @@ impl Rung {
             pingpong: false,
             persistent: false,
             raster: Raster::Group(1),
-            bounded_waits: true,
-            hang_timeout_ms: 2000,
-            mainloop_loads: true,
-            mainloop_mma: true,
+            bounded: true,
+            timeout_ms: 2000,
+            loads: true,
+            mma: true,
             stream_only: false,
             fault: None,
-            epilogue_spin_cycles: 0,
-            mma_wait_all: false,
-            stmatrix_epilogue: false,
+            spin: 0,
+            mma_wait: false,
+            stmatrix: false,
             consumer_regs: 232,
             ctas: 0,
-            stream_k: 0,
+            streamk: 0,
             pdl: false,
             swap_ab: false,
             evict_first: false,
             early_weights: false,
             split_n: false,
-            hilbert_order: false,
-            swap_store_pairs: false,
-            multicast_a: false,
-            wait_cta_scope: false,
+            tile_order: TileOrder::Raster,
+            swap_store: false,
+            multicast: Multicast::B,
+            wait_scope: WaitScope::Cluster,
             wait_suspend: false,
             tmap_prefetch: false,
             kb_per_wait: 1,
@@ -138,13 +140,13 @@ impl Rung {
                 ..Rung::KLoop.config()
             },
             Rung::WarpSpecialized => GemmConfig {
-                warp_specialized: true,
+                warpspec: true,
                 ..Rung::Pipeline.config()
             },
             Rung::Swizzle128 => Rung::WarpSpecialized
                 .config()
                 .with_swizzle(Swizzle::B128, 64),
-            Rung::TmaEpilogue => Rung::Swizzle128.config().with_epilogue_tma(true),
+            Rung::TmaEpilogue => Rung::Swizzle128.config().with_epilogue(Epilogue::Tma),
             Rung::Multicast => Rung::TmaEpilogue.config().with_cluster(2),
             Rung::TwoConsumers => GemmConfig {
                 consumers: 2,
@@ -162,7 +164,7 @@ impl Rung {
                 .with_pingpong(false)
                 .with_raster(Raster::UpTo(8)),
             Rung::Stmatrix => GemmConfig {
-                stmatrix_epilogue: true,
+                stmatrix: true,
                 ..Rung::Cooperative.config()
             },
         }
@@ -251,16 +253,13 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(diff(Rung::KLoop, Rung::Pipeline), ["stages"]);
-        assert_eq!(
-            diff(Rung::Pipeline, Rung::WarpSpecialized),
-            ["warp_specialized"]
-        );
+        assert_eq!(diff(Rung::Pipeline, Rung::WarpSpecialized), ["warpspec"]);
         assert_eq!(
             diff(Rung::WarpSpecialized, Rung::Swizzle128),
             ["swizzle", "tile_k"]
         );
-        assert_eq!(diff(Rung::Swizzle128, Rung::TmaEpilogue), ["epilogue_tma"]);
-        assert_eq!(diff(Rung::TmaEpilogue, Rung::Multicast), ["cluster_m"]);
+        assert_eq!(diff(Rung::Swizzle128, Rung::TmaEpilogue), ["epilogue"]);
+        assert_eq!(diff(Rung::TmaEpilogue, Rung::Multicast), ["cluster"]);
         assert_eq!(
             diff(Rung::Multicast, Rung::TwoConsumers),
             ["bn", "consumers", "setmaxnreg", "wg_m"]
@@ -274,16 +273,13 @@ mod tests {
             diff(Rung::PersistentPingPong, Rung::Cooperative),
             ["pingpong", "raster"]
         );
-        assert_eq!(
-            diff(Rung::Cooperative, Rung::Stmatrix),
-            ["stmatrix_epilogue"]
-        );
+        assert_eq!(diff(Rung::Cooperative, Rung::Stmatrix), ["stmatrix"]);
     }
 
     #[test]
     fn specs_change_one_switch() {
         let c = parse_spec("rung8:cluster=1,pingpong=0").unwrap();
-        assert_eq!(c.cluster_m, 1);
+        assert_eq!(c.cluster, 1);
         assert!(!c.pingpong);
         assert_eq!(
             parse_spec("3:swizzle=128").unwrap(),

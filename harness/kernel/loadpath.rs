@@ -71,9 +71,9 @@ impl LoadPathConfig {
     }
     fn defines(&self, checksum: bool) -> Vec<(&'static str, String)> {
         let mut d = source::util_defines(DType::F16);
-        d.retain(|(k, _)| *k != "BOUNDED_WAITS" && *k != "HANG_TIMEOUT_NS");
+        d.retain(|(k, _)| *k != "BOUNDED" && *k != "HANG_TIMEOUT_NS");
         d.extend([
-            ("BOUNDED_WAITS", "1".to_string()),
+            ("BOUNDED", "1".to_string()),
             ("HANG_TIMEOUT_NS", "2000000000ull".to_string()),
             ("LP_SWIZZLE", self.swizzle.bytes().to_string()),
             ("LP_BOX_BYTES", self.box_bytes.to_string()),

@@ -35,10 +35,10 @@ pub fn gemm_program(config: &GemmConfig, dtype: DType) -> String {
 pub fn util_defines(dtype: DType) -> Vec<(&'static str, String)> {
     vec![
         ("DTYPE_BF16", u32::from(dtype == DType::BF16).to_string()),
-        ("BOUNDED_WAITS", "0".into()),
+        ("BOUNDED", "0".into()),
         ("HANG_TIMEOUT_NS", "0ull".into()),
-        ("WAIT_SUSPEND_HINT", "0".into()),
-        ("WAIT_SCOPE_CTA", "0".into()),
+        ("WAIT_SUSPEND", "0".into()),
+        ("WAIT_SCOPE", "0".into()),
     ]
 }
 

@@ -6,7 +6,9 @@
 //! Adding a switch: a field in `GemmConfig`, an entry here, and the code in kernels/gemm.cu that reads it.
 
 use crate::error::{config_err, Error, Result};
-use crate::kernel::config::{Fault, GemmConfig, Raster, Swizzle};
+use crate::kernel::config::{
+    Epilogue, Fault, GemmConfig, Multicast, Raster, Swizzle, TileOrder, WaitScope,
+};
 use crate::kernel::problem::DType;
 
 /// One switch.
@@ -44,7 +46,7 @@ fn flag(key: &str, value: &str) -> Result<bool> {
 
 /// A two-way switch spelled by name: `first` or `second`, each a list of accepted words (the first is the name the
 /// error gives) and the value it sets.
-fn either(key: &str, value: &str, first: (&[&str], bool), second: (&[&str], bool)) -> Result<bool> {
+fn either<T: Copy>(key: &str, value: &str, first: (&[&str], T), second: (&[&str], T)) -> Result<T> {
     match [first, second]
         .iter()
         .find(|(words, _)| words.contains(&value))
@@ -68,10 +70,10 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         key: "warpspec",
-        define: Some("WARP_SPECIALIZED"),
+        define: Some("WARPSPEC"),
         doc: "a producer warpgroup issues TMA, consumer warpgroups issue wgmma (0/1)",
-        value: |c| u32::from(c.warp_specialized),
-        set: |c, v| assign(&mut c.warp_specialized, flag("warpspec", v)),
+        value: |c| u32::from(c.warpspec),
+        set: |c, v| assign(&mut c.warpspec, flag("warpspec", v)),
     },
     Switch {
         key: "swizzle",
@@ -100,20 +102,20 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         key: "epilogue",
-        define: Some("EPILOGUE_TMA"),
+        define: Some("EPILOGUE"),
         doc: "tma: accumulators staged in shared memory and written by TMA stores; direct: stores from registers",
-        value: |c| u32::from(c.epilogue_tma),
+        value: |c| c.epilogue.define(),
         set: |c, v| {
-            let tma = either("epilogue", v, (&["tma"], true), (&["direct"], false));
-            assign(&mut c.epilogue_tma, tma)
+            let way = either("epilogue", v, (&["tma"], Epilogue::Tma), (&["direct"], Epilogue::Direct));
+            assign(&mut c.epilogue, way)
         },
     },
     Switch {
         key: "cluster",
-        define: Some("CLUSTER_M"),
+        define: Some("CLUSTER"),
         doc: "2: a 2-CTA cluster; the B tile is split between the two CTAs and multicast to both (along M), or the A tile with multicast=a (along N); 4: four CTAs along M share the B tile in quarters (H68)",
-        value: |c| c.cluster_m,
-        set: |c, v| assign(&mut c.cluster_m, number("cluster", v)),
+        value: |c| c.cluster,
+        set: |c, v| assign(&mut c.cluster, number("cluster", v)),
     },
     Switch {
         key: "consumers",
@@ -158,24 +160,24 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         key: "bounded",
-        define: Some("BOUNDED_WAITS"),
+        define: Some("BOUNDED"),
         doc: "every mbarrier wait gives up after timeout_ms and reports where it hung (0/1)",
-        value: |c| u32::from(c.bounded_waits),
-        set: |c, v| assign(&mut c.bounded_waits, flag("bounded", v)),
+        value: |c| u32::from(c.bounded),
+        set: |c, v| assign(&mut c.bounded, flag("bounded", v)),
     },
     Switch {
         key: "loads",
-        define: Some("MAINLOOP_LOADS"),
+        define: Some("LOADS"),
         doc: "isolation: 0 loads only the first ring lap and reuses it (MMA only)",
-        value: |c| u32::from(c.mainloop_loads),
-        set: |c, v| assign(&mut c.mainloop_loads, flag("loads", v)),
+        value: |c| u32::from(c.loads),
+        set: |c, v| assign(&mut c.loads, flag("loads", v)),
     },
     Switch {
         key: "mma",
-        define: Some("MAINLOOP_MMA"),
+        define: Some("MMA"),
         doc: "isolation: 0 issues no wgmma (loads only)",
-        value: |c| u32::from(c.mainloop_mma),
-        set: |c, v| assign(&mut c.mainloop_mma, flag("mma", v)),
+        value: |c| u32::from(c.mma),
+        set: |c, v| assign(&mut c.mma, flag("mma", v)),
     },
     Switch {
         key: "stream_only",
@@ -186,24 +188,24 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         key: "spin",
-        define: Some("EPILOGUE_SPIN_CYCLES"),
+        define: Some("SPIN"),
         doc: "calibration: cycles each consumer spins before each tile's epilogue, a known slowdown",
-        value: |c| c.epilogue_spin_cycles,
-        set: |c, v| assign(&mut c.epilogue_spin_cycles, number("spin", v)),
+        value: |c| c.spin,
+        set: |c, v| assign(&mut c.spin, number("spin", v)),
     },
     Switch {
         key: "mma_wait",
-        define: Some("MMA_WAIT_ALL"),
+        define: Some("MMA_WAIT"),
         doc: "1: every k-block's MMAs are waited for before its stage is released (wait_group 0), instead of one batch kept in flight (0/1)",
-        value: |c| u32::from(c.mma_wait_all),
-        set: |c, v| assign(&mut c.mma_wait_all, flag("mma_wait", v)),
+        value: |c| u32::from(c.mma_wait),
+        set: |c, v| assign(&mut c.mma_wait, flag("mma_wait", v)),
     },
     Switch {
         key: "stmatrix",
-        define: Some("EPILOGUE_STMATRIX"),
+        define: Some("STMATRIX"),
         doc: "the TMA epilogue's staging written with stmatrix, four 8x8 blocks per instruction, instead of 32-bit stores (0/1)",
-        value: |c| u32::from(c.stmatrix_epilogue),
-        set: |c, v| assign(&mut c.stmatrix_epilogue, flag("stmatrix", v)),
+        value: |c| u32::from(c.stmatrix),
+        set: |c, v| assign(&mut c.stmatrix, flag("stmatrix", v)),
     },
     Switch {
         key: "consumer_regs",
@@ -214,10 +216,10 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         key: "streamk",
-        define: Some("STREAM_K"),
+        define: Some("STREAMK"),
         doc: "0: whole tiles round robin; 1: stream-K, every tile's k-blocks shared evenly by the clusters; 2: whole tiles, then stream-K on the last partial wave plus one; 3: as 2, each share ordered whole tiles, head, tail so every cluster walks k in step (H95)",
-        value: |c| c.stream_k,
-        set: |c, v| assign(&mut c.stream_k, number("streamk", v)),
+        value: |c| c.streamk,
+        set: |c, v| assign(&mut c.streamk, number("streamk", v)),
     },
     Switch {
         key: "pdl",
@@ -256,37 +258,42 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         key: "swap_store",
-        define: Some("SWAP_STORE_PAIRS"),
+        define: Some("SWAP_STORE"),
         doc: "swap-AB's direct epilogue: element (2-byte stores of C^T) or pairs (each 8x8 block transposed in registers by movmatrix, 4-byte stores along C's rows; H39, H40: auto's since 51898b3)",
-        value: |c| u32::from(c.swap_store_pairs),
+        value: |c| u32::from(c.swap_store),
         set: |c, v| {
             let pairs = either("swap_store", v, (&["element", "0"], false), (&["pairs", "1"], true));
-            assign(&mut c.swap_store_pairs, pairs)
+            assign(&mut c.swap_store, pairs)
         },
     },
     Switch {
         key: "multicast",
-        define: Some("MULTICAST_A"),
+        define: Some("MULTICAST"),
         doc: "with cluster=2, the tile the two CTAs share: b (they sit along M, each loads half of B; the default) or a (along N, each loads half of A: cuBLAS's 1x2 clusters; whole tiles only; H44-H47)",
-        value: |c| u32::from(c.multicast_a),
+        value: |c| c.multicast.define(),
         set: |c, v| {
-            let a = either("multicast", v, (&["b"], false), (&["a"], true));
-            assign(&mut c.multicast_a, a)
+            let way = either("multicast", v, (&["b"], Multicast::B), (&["a"], Multicast::A));
+            assign(&mut c.multicast, way)
         },
     },
     Switch {
         key: "wait_scope",
-        define: Some("WAIT_SCOPE_CTA"),
+        define: Some("WAIT_SCOPE"),
         doc: "the scope at which every mbarrier wait acquires: cluster (the default) or cta (as CUTLASS's cluster barriers; H49)",
-        value: |c| u32::from(c.wait_cta_scope),
+        value: |c| c.wait_scope.define(),
         set: |c, v| {
-            let cta = either("wait_scope", v, (&["cluster", "0"], false), (&["cta", "1"], true));
-            assign(&mut c.wait_cta_scope, cta)
+            let way = either(
+                "wait_scope",
+                v,
+                (&["cluster", "0"], WaitScope::Cluster),
+                (&["cta", "1"], WaitScope::Cta),
+            );
+            assign(&mut c.wait_scope, way)
         },
     },
     Switch {
         key: "wait_suspend",
-        define: Some("WAIT_SUSPEND_HINT"),
+        define: Some("WAIT_SUSPEND"),
         doc: "1: every mbarrier wait passes a suspend-time hint of 10 ms (as CUTLASS's cluster barriers), so a waiting thread may sleep until the phase completes; 0 (the default): it polls (H51)",
         value: |c| u32::from(c.wait_suspend),
         set: |c, v| assign(&mut c.wait_suspend, flag("wait_suspend", v)),
@@ -342,12 +349,17 @@ pub const SWITCHES: &[Switch] = &[
     },
     Switch {
         key: "tile_order",
-        define: Some("TILE_ORDER_TABLE"),
+        define: Some("TILE_ORDER"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",
-        value: |c| u32::from(c.hilbert_order),
+        value: |c| c.tile_order.define(),
         set: |c, v| {
-            let hilbert = either("tile_order", v, (&["raster", "0"], false), (&["hilbert", "1"], true));
-            assign(&mut c.hilbert_order, hilbert)
+            let way = either(
+                "tile_order",
+                v,
+                (&["raster", "0"], TileOrder::Raster),
+                (&["hilbert", "1"], TileOrder::Hilbert),
+            );
+            assign(&mut c.tile_order, way)
         },
     },
     Switch {
@@ -386,8 +398,8 @@ pub const SWITCHES: &[Switch] = &[
         key: "timeout_ms",
         define: None,
         doc: "how long a bounded wait waits before it reports a hang (the kernel reads HANG_TIMEOUT_NS)",
-        value: |c| c.hang_timeout_ms,
-        set: |c, v| assign(&mut c.hang_timeout_ms, number("timeout_ms", v)),
+        value: |c| c.timeout_ms,
+        set: |c, v| assign(&mut c.timeout_ms, number("timeout_ms", v)),
     },
 ];
 
@@ -408,7 +420,7 @@ impl GemmConfig {
             vec![("DTYPE_BF16", b(dtype == DType::BF16).to_string())];
         for s in SWITCHES {
             if let Some(d) = s.define {
-                if d == "EPILOGUE_SPIN_CYCLES" {
+                if d == "SPIN" {
                     for f in Fault::ALL {
                         defines.push((f.define(), fault(f).to_string()));
                     }
@@ -431,7 +443,7 @@ impl GemmConfig {
             ("K16_STEP_BYTES", layout.k16_step),
         ];
         defines.extend(geometry.iter().map(|(k, v)| (*k, v.to_string())));
-        let timeout_ns = u64::from(self.hang_timeout_ms) * 1_000_000;
+        let timeout_ns = u64::from(self.timeout_ms) * 1_000_000;
         defines.push(("HANG_TIMEOUT_NS", format!("{timeout_ns}ull")));
         defines
     }
@@ -452,6 +464,23 @@ mod tests {
         defines.sort();
         defines.dedup();
         assert_eq!(defines.len(), n);
+    }
+
+    /// A switch goes by one name: its spec key is its field in `GemmConfig` (and in every record) and, upper-cased,
+    /// the define kernels/gemm.cu reads.
+    #[test]
+    fn each_switch_goes_by_one_name() {
+        let fields = serde_json::to_value(crate::kernel::ladder::Rung::top().config()).unwrap();
+        for s in SWITCHES {
+            assert!(
+                fields.get(s.key).is_some(),
+                "switch `{}` has no field of that name in GemmConfig",
+                s.key
+            );
+            if let Some(d) = s.define {
+                assert_eq!(d, s.key.to_ascii_uppercase(), "switch `{}`", s.key);
+            }
+        }
     }
 
     #[test]

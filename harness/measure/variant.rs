@@ -8,7 +8,7 @@ use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
 use crate::gpu::launch::{launch, max_active_clusters, Kernel, LaunchShape};
 use crate::gpu::memory::DeviceBuffer;
-use crate::kernel::config::GemmConfig;
+use crate::kernel::config::{GemmConfig, TileOrder};
 use crate::kernel::loadpath::{LoadPathConfig, ROWS};
 use crate::kernel::skinny::SkinnyConfig;
 use crate::kernel::source;
@@ -47,7 +47,7 @@ pub struct GemmKernel<'a> {
     raster: i32,
     hang: &'a HangWatch,
     /// Stream-K: fp32 partial accumulators and their flags (zeroed once; each launch clears what it sets).
-    stream_k: Option<(DeviceBuffer, DeviceBuffer)>,
+    streamk: Option<(DeviceBuffer, DeviceBuffer)>,
     /// A warning when the grid has more clusters than can be resident at once.
     pub placement: Option<String>,
 }
@@ -67,7 +67,7 @@ impl<'a> GemmKernel<'a> {
         let compiled = compile::compile(label, &source::gemm_program(config, operands.dtype))?;
         let kernel = Kernel::load(gpu, &compiled, "gemm_kernel")?;
         kernel.set_dynamic_smem(gpu, config.smem_bytes())?;
-        if config.hilbert_order {
+        if config.tile_order == TileOrder::Hilbert {
             let order = tile_order::hilbert(config.tile_rows(shape), config.tile_cols(shape))?;
             kernel.write_global(gpu, "tile_order_table", &order)?;
         }
@@ -108,22 +108,22 @@ impl<'a> GemmKernel<'a> {
             grid: config.grid(shape, gpu.info.sm_count),
             block: config.threads(),
             smem: config.smem_bytes(),
-            cluster: config.cluster_m,
+            cluster: config.cluster,
             pdl: config.pdl,
         };
         // Clusters resident at once, asked once: stream-K needs it (an error stops the build), the placement warning
         // below only reads it.
-        let resident = if config.stream_k > 0 {
+        let resident = if config.streamk > 0 {
             Some(max_active_clusters(gpu, &kernel, launch_shape)?)
-        } else if config.cluster_m > 1 && config.persistent {
+        } else if config.cluster > 1 && config.persistent {
             max_active_clusters(gpu, &kernel, launch_shape).ok()
         } else {
             None
         };
-        let stream_k = match resident.filter(|_| config.stream_k > 0) {
+        let streamk = match resident.filter(|_| config.streamk > 0) {
             Some(clusters) => {
                 // A tile's owner waits for partials from other clusters: every cluster must be resident at once.
-                launch_shape.grid = launch_shape.grid.min(clusters * config.cluster_m);
+                launch_shape.grid = launch_shape.grid.min(clusters * config.cluster);
                 let (workspace, flags) = config.stream_k_workspace(launch_shape.grid);
                 let flags = DeviceBuffer::new(gpu, flags)?;
                 flags.zero(gpu)?;
@@ -135,9 +135,9 @@ impl<'a> GemmKernel<'a> {
         // one GPC): the rest wait for a whole cluster to finish, a second wave a user should see (H68: 32
         // four-CTA clusters on 132 SMs ran 2x slower). Non-persistent grids run in waves by design.
         let placement = resident
-            .filter(|_| config.cluster_m > 1 && config.persistent)
+            .filter(|_| config.cluster > 1 && config.persistent)
             .and_then(|clusters| {
-                placement_warning(label, launch_shape.grid, config.cluster_m, clusters)
+                placement_warning(label, launch_shape.grid, config.cluster, clusters)
             });
         Ok(GemmKernel {
             label: label.to_string(),
@@ -150,7 +150,7 @@ impl<'a> GemmKernel<'a> {
             shape: launch_shape,
             raster,
             hang,
-            stream_k,
+            streamk,
         })
     }
 }
@@ -178,7 +178,7 @@ impl GemmKernel<'_> {
         let (mut m, mut n, mut k, mut raster) =
             (shape.m as i32, shape.n as i32, shape.k as i32, self.raster);
         let mut rec = self.hang.device_ptr();
-        let (mut workspace, mut flags) = match &self.stream_k {
+        let (mut workspace, mut flags) = match &self.streamk {
             Some((w, f)) => (w.ptr(), f.ptr()),
             None => (0, 0),
         };

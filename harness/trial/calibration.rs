@@ -3,7 +3,7 @@
 //! between runs):
 //! - A/A: a variant against itself; any faster or slower is a false verdict.
 //! - A known slowdown: rung 7 against itself with a spin of a chosen number of cycles before each tile's
-//!   epilogue (`epilogue_spin_cycles`). The spin for each aim in `SLOWDOWNS` is found from a pilot measured at
+//!   epilogue (the `spin` switch). The spin for each aim in `SLOWDOWNS` is found from a pilot measured at
 //!   length; each one's true effect is then measured once at length (32 rounds), and the short comparisons are
 //!   counted by verdict. Aim 0 is a one-cycle spin: a separately compiled module doing the same work.
 
@@ -264,7 +264,7 @@ pub fn slowdowns(
     let spun = |cycles: u32| {
         VariantSpec::gemm(
             format!("{}+spin{cycles}", rung.name()),
-            rung.config().with_epilogue_spin(cycles),
+            rung.config().with_spin(cycles),
         )
     };
     const PILOT: u32 = 2000;
