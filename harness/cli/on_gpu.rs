@@ -170,6 +170,7 @@ pub(crate) fn ladder(filters: &[String], deadline: Duration, settings: &Settings
     let mut records: Vec<TrialRecord> = Vec::new();
     let mut all = harness::trial::hypothesis::ladder_trials();
     harness::trial::pins::apply(&mut all);
+    all.extend(peer_rows(&shapes));
     let chosen: Vec<_> = all
         .into_iter()
         .filter(|t| {
@@ -206,6 +207,38 @@ pub(crate) fn ladder(filters: &[String], deadline: Duration, settings: &Settings
         Err(e) => eprintln!("could not write results: {e}"),
     }
     ExitCode::SUCCESS
+}
+
+/// The peers' rows (manifests with `peer = true`): each against cuBLAS on every standard shape its manifest takes
+/// in fp16, checked, then timed. A benchmark beside the ladder; their hypotheses against `auto` are trials.
+fn peer_rows(shapes: &[harness::Shape]) -> Vec<harness::GpuTrial> {
+    let mut rows = Vec::new();
+    for peer in harness::kernel::external::peers() {
+        let Some(Ok(candidate)) = VariantSpec::outside_ladder(&peer) else {
+            continue;
+        };
+        for shape in shapes {
+            if candidate.validate_for(shape, DType::F16).is_err() {
+                continue;
+            }
+            let job = Job::Compare {
+                baseline: VariantSpec::Cublas,
+                candidate: candidate.clone(),
+                shape: shape.clone(),
+                dtype: DType::F16,
+            };
+            let correct = harness::Expectation::hypothesis(
+                harness::Expect::Correct,
+                "a peer's cell: checked against cuBLAS, then timed (its verdicts are its hypothesis files')",
+            );
+            rows.push(harness::GpuTrial::new(
+                format!("ladder::{peer}::{}", shape.name),
+                job,
+                correct,
+            ));
+        }
+    }
+    rows
 }
 
 /// Each candidate against the baseline on one shape, each pair in its own process; the verdicts printed.

@@ -59,6 +59,8 @@ struct RawManifest {
     requires: Vec<String>,
     #[serde(default)]
     switches: BTreeMap<String, RawSwitch>,
+    #[serde(default)]
+    peer: bool,
 }
 
 #[derive(Deserialize)]
@@ -242,6 +244,8 @@ pub struct Manifest {
     pub arch: Arch,
     pub requires: Vec<(String, Expr)>,
     pub switches: Vec<Switch>,
+    /// A peer: the main job shows it beside cuBLAS and `auto` on the standard shapes it takes.
+    pub peer: bool,
 }
 
 /// A switch value goes onto NVRTC's command line as `-DNAME=VALUE`: only plain words are allowed.
@@ -598,6 +602,7 @@ impl Manifest {
             arch,
             requires,
             switches: r.switches,
+            peer: raw.peer,
         })
     }
 
@@ -926,11 +931,11 @@ pub fn search_folders() -> Vec<PathBuf> {
     ]
 }
 
-/// The external kernels `ext:NAME` finds (`list` prints this): each with its description, switches, dtypes and
-/// architecture, or why its manifest cannot be read.
-pub fn listing() -> String {
+/// The external kernels `ext:NAME` finds, by name, each with its manifest or why it cannot be read; a name found in
+/// two search folders is the first's.
+pub fn found() -> Vec<(String, Result<Manifest>)> {
     let mut seen: Vec<String> = Vec::new();
-    let mut out = String::new();
+    let mut out = Vec::new();
     for folder in search_folders() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
@@ -946,25 +951,49 @@ pub fn listing() -> String {
                 continue;
             }
             seen.push(name.clone());
-            out += &match Manifest::load(&folder.join(&name).join("kernel.toml")) {
-                Ok(m) => format!(
-                    "  ext:{name:<18} {}; {}; {}{}\n",
-                    m.description.as_deref().unwrap_or("(no description)"),
-                    (m.dtypes.iter())
-                        .map(|d| d.name())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    m.arch.name(),
-                    (m.switches.iter())
-                        .map(|s| match &s.values {
-                            Some(vs) => format!("; {}={} ({})", s.name, s.default, vs.join("|")),
-                            None => format!("; {}={} (any whole number)", s.name, s.default),
-                        })
-                        .collect::<String>()
-                ),
-                Err(e) => format!("  ext:{name:<18} cannot be used: {e}\n"),
-            };
+            let manifest = Manifest::load(&folder.join(&name).join("kernel.toml"));
+            out.push((name, manifest));
         }
+    }
+    out
+}
+
+/// The peers (manifests with `peer = true`) the main job shows beside cuBLAS and `auto`, as `ext:NAME` specs.
+pub fn peers() -> Vec<String> {
+    (found().into_iter())
+        .filter(|(_, m)| m.as_ref().is_ok_and(|m| m.peer))
+        .map(|(name, _)| format!("ext:{name}"))
+        .collect()
+}
+
+/// The external kernels `ext:NAME` finds (`list` prints this): each with its description, switches, dtypes and
+/// architecture, or why its manifest cannot be read.
+pub fn listing() -> String {
+    let mut out = String::new();
+    for (name, manifest) in found() {
+        out += &match manifest {
+            Ok(m) => format!(
+                "  ext:{name:<18} {}{}; {}; {}{}\n",
+                m.description.as_deref().unwrap_or("(no description)"),
+                if m.peer {
+                    " (a peer: in the main job)"
+                } else {
+                    ""
+                },
+                (m.dtypes.iter())
+                    .map(|d| d.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                m.arch.name(),
+                (m.switches.iter())
+                    .map(|s| match &s.values {
+                        Some(vs) => format!("; {}={} ({})", s.name, s.default, vs.join("|")),
+                        None => format!("; {}={} (any whole number)", s.name, s.default),
+                    })
+                    .collect::<String>()
+            ),
+            Err(e) => format!("  ext:{name:<18} cannot be used: {e}\n"),
+        };
     }
     if out.is_empty() {
         return String::new();
@@ -1673,6 +1702,14 @@ BN = { default = 128 }
             e.contains("params: the manifest lists 10") && e.contains("takes 1 of [8] bytes"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_peers_are_the_manifests_that_say_so() {
+        let peers = peers();
+        assert!(peers.contains(&"ext:cute_hopper".to_string()), "{peers:?}");
+        assert!(!peers.contains(&"ext:mma_tile".to_string()), "{peers:?}");
+        assert!(listing().contains("(a peer: in the main job)"));
     }
 
     #[test]

@@ -348,7 +348,8 @@ pub fn ladder_cell(r: &TrialRecord) -> String {
 /// The main job's table: every rung against cuBLAS on every shape.
 pub fn print_ladder(records: &[TrialRecord], shapes: &[Shape]) {
     println!("\nLadder vs cuBLAS (fp16; time per GEMM, speed relative to cuBLAS, max abs error vs cuBLAS;");
-    println!("(!) marks a cell whose ratio to cuBLAS moved beyond its pinned value)\n");
+    println!("(!) marks a cell whose ratio to cuBLAS moved beyond its pinned value; ext: rows are peers, checked and");
+    println!("timed, their verdicts against auto in their hypothesis files)\n");
     print!("{:<22}", "rung");
     for s in shapes {
         print!(" | {:<26}", s.name);
@@ -369,10 +370,21 @@ pub fn print_ladder(records: &[TrialRecord], shapes: &[Shape]) {
         print!(" | {c:<26}");
     }
     println!();
+    // The peers' rows (ext:NAME) after the ladder and `auto`, in the order they ran.
+    let mut peers: Vec<String> = Vec::new();
+    for r in records {
+        let peer = (r.name.strip_prefix("ladder::ext:"))
+            .and_then(|rest| rest.rsplit_once("::"))
+            .map(|(name, _)| format!("ext:{name}"));
+        if let Some(p) = peer.filter(|p| !peers.contains(p)) {
+            peers.push(p);
+        }
+    }
     let rows = Rung::ALL
         .iter()
         .map(|r| r.name())
-        .chain(std::iter::once("auto".to_string()));
+        .chain(std::iter::once("auto".to_string()))
+        .chain(peers);
     for row in rows {
         print!("{row:<22}");
         for s in shapes {

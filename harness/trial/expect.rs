@@ -143,6 +143,11 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
             done(passed, seen)
         }
         (Observed::Correct, Expect::Correct) => done(true, "correct".into()),
+        // A benchmark cell (a peer's row in the main job): both sides were checked before they were timed.
+        (Observed::Compared(e), Expect::Correct) => done(
+            true,
+            format!("correct, then timed: {} ({:.4})", e.verdict.word(), e.ratio),
+        ),
         (Observed::Wrong { caught, message }, Expect::Caught(want)) => {
             done(caught == want, format!("caught as {caught:?}: {message}"))
         }
@@ -411,6 +416,23 @@ mod tests {
         .expect("a minimal record parses");
         r.observed = Observed::Compared(e);
         r
+    }
+
+    #[test]
+    fn a_benchmark_cell_passes_once_checked_and_timed_and_fails_on_a_wrong_answer() {
+        let timed = record(compared(1.2, (1.18, 1.22)));
+        let j = judge(&Expect::Correct, &timed);
+        assert!(
+            j.passed && j.line.contains("correct, then timed"),
+            "{}",
+            j.line
+        );
+        let mut wrong = timed.clone();
+        wrong.observed = Observed::Wrong {
+            caught: Caught::WrongValues,
+            message: "off by one".into(),
+        };
+        assert!(!judge(&Expect::Correct, &wrong).passed);
     }
 
     #[test]
