@@ -3,6 +3,7 @@
 
 pub mod arch;
 pub mod compile;
+pub mod cubin;
 pub mod device;
 pub mod diag;
 pub mod hold;

@@ -6,7 +6,8 @@
 //! expr.rs; docs/external-kernels.md is the user's guide.
 
 use crate::error::{Error, Result};
-use crate::gpu::compile::{self, ptx_entries, Compiled, ResourceReport};
+use crate::gpu::compile::{self, ptx_entries, Compiled, FunctionReport, ResourceReport};
+use crate::gpu::cubin::cubin_kernels;
 use crate::kernel::config::Swizzle;
 use crate::kernel::expr::Expr;
 use crate::kernel::problem::{DType, Shape};
@@ -1149,10 +1150,28 @@ impl ExternalSpec {
                         ),
                     ));
                 }
+                // A cubin (not a fatbin) lists its kernels, their parameters' sizes and registers: the entry
+                // point is checked as a PTX module's is, and `build` reports the registers.
+                let kernels = cubin_kernels(&bytes);
+                let mut report = ResourceReport::default();
+                if let Some(kernels) = &kernels {
+                    let entries: Vec<(String, Option<Vec<usize>>)> = (kernels.iter())
+                        .map(|k| (k.name.clone(), k.params.clone()))
+                        .collect();
+                    manifest.check_entry(file, &entries)?;
+                    report.functions = (kernels.iter())
+                        .map(|k| FunctionReport {
+                            function: k.name.clone(),
+                            registers: k.registers.unwrap_or(0),
+                            stack_bytes: k.frame_bytes.unwrap_or(0),
+                            ..Default::default()
+                        })
+                        .collect();
+                }
                 Arc::new(Compiled {
                     variant: label.to_string(),
                     cubin: bytes,
-                    report: ResourceReport::default(),
+                    report,
                     nvrtc_version: String::new(),
                     entries: Vec::new(),
                 })
@@ -1578,6 +1597,147 @@ BN = { default = 128 }
         assert_eq!(plan.grid, [32, 32, 1]);
     }
 
+    /// The Triton peer's manifests (kernels/ext/triton_persistent and _bf16) say what its build recorded
+    /// (build.py's metadata file beside the cubin): checksum, entry, parameters (the hidden global scratch sized
+    /// as Triton's launcher sizes it: the metadata's bytes times the grid; a null profile scratch), block, shared
+    /// memory, and a `requires` for every divisibility hint it was compiled with.
+    #[test]
+    fn the_triton_peer_manifests_match_their_build_metadata() {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/ext/triton_persistent");
+        for (name, dtype) in [
+            ("triton_persistent", DType::F16),
+            ("triton_persistent_bf16", DType::BF16),
+        ] {
+            let metadata = folder.join(format!("matmul_abt_persistent_{}.json", dtype.name()));
+            let facts: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&metadata).unwrap()).unwrap();
+            let number = |key: &str| facts[key].as_i64().unwrap_or_else(|| panic!("{key}"));
+            let spec = ExternalSpec::parse(&format!("ext:{name}"))
+                .unwrap()
+                .unwrap();
+            let built = spec.build(name, dtype).unwrap(); // the entry's parameters checked against the cubin
+            let m = &built.manifest;
+            assert!(
+                matches!(&m.module, Module::Cubin { sha256, .. } if facts["cubin_sha256"] == *sha256),
+                "{name}"
+            );
+            assert_eq!(facts["entry"], m.entry.as_str());
+            assert_eq!(m.dtypes, vec![dtype]);
+            assert_eq!(m.arch.name(), "sm_90a");
+            assert_eq!(built.compiled.report.spills(), 0, "{name}");
+            // What the suite's launch does not do: clusters, cooperative or programmatic-dependent launches.
+            assert_eq!(number("num_ctas"), 1);
+            assert_eq!(facts["launch_cooperative_grid"], false);
+            assert_eq!(facts["launch_pdl"], false);
+            assert!(m.cluster.is_none());
+            let hinted: Vec<&str> = (facts["hinted_divisible_by_16"].as_array().unwrap().iter())
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            for scalar in ["M", "N", "K", "ldc"] {
+                let required =
+                    (m.requires.iter()).any(|(text, _)| *text == format!("{scalar} % 16 == 0"));
+                assert_eq!(hinted.contains(&scalar), required, "{name}: {scalar}");
+            }
+            let sms = 132;
+            for (shape, programs) in [
+                (crate::kernel::problem::shape("square4096"), sms),
+                (crate::kernel::problem::shape("decode_attn_out"), 2 * 32),
+                (Shape::new("one", 1, 256, 64), 1),
+            ] {
+                for ldc in [shape.n, shape.n + 256] {
+                    let plan = m.plan(&built.switches, &shape, dtype, ldc).unwrap();
+                    assert_eq!(plan.grid, [programs, 1, 1], "{name} {}", shape.name);
+                    assert_eq!(plan.block, [32 * number("num_warps") as u32, 1, 1]);
+                    assert_eq!(plan.shared_memory as i64, number("shared"));
+                    assert_eq!(plan.params.len(), 9);
+                    assert_eq!(plan.params[6], PlannedParam::Value(ldc as u64));
+                    let scratch = programs as i64 * number("global_scratch_size");
+                    assert_eq!(plan.params[7], PlannedParam::Scratch(scratch as u64));
+                    assert_eq!(number("profile_scratch_size"), 0);
+                    assert_eq!(m.params[8], Param::Null);
+                }
+            }
+            // A shape off the divisibility it was compiled for is refused, naming the condition.
+            let odd = crate::kernel::problem::shape("square1000");
+            let e = (m.plan(&built.switches, &odd, dtype, odd.n).unwrap_err()).to_string();
+            assert!(e.contains("fails `N % 16 == 0`"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_cubins_entry_and_parameters_are_checked_before_the_gpu() {
+        let dir = scratch_folder("cubin-entry");
+        let cubin = "matmul_abt_persistent_fp16.cubin";
+        let bytes = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("kernels/ext/triton_persistent")
+                .join(cubin),
+        )
+        .unwrap();
+        std::fs::write(dir.join(cubin), &bytes).unwrap();
+        let module = format!(
+            "{{ cubin = \"{cubin}\", sha256 = \"{}\" }}",
+            sha256_hex(&bytes)
+        );
+        let text = GOOD
+            .replace("{ source = \"k.cu\" }", &module)
+            .replace("entry = \"k\"", "entry = \"matmul_abt_persistent\"");
+        let spec_for = |text: &str| {
+            std::fs::write(dir.join("kernel.toml"), text).unwrap();
+            ExternalSpec::parse(&format!("ext:{}", dir.join("kernel.toml").display()))
+                .unwrap()
+                .unwrap()
+        };
+        // GOOD lists ten parameters of other sizes; the kernel takes nine.
+        let e = build_error(&spec_for(&text), "a cubin's parameters");
+        assert!(
+            e.contains("params: the manifest lists 10 parameters")
+                && e.contains("takes 9 of [8, 8, 8, 4, 4, 4, 4, 8, 8] bytes"),
+            "{e}"
+        );
+        let e = build_error(
+            &spec_for(&text.replace("entry = \"matmul_abt_persistent\"", "entry = \"gemm\"")),
+            "no entry",
+        );
+        assert!(
+            e.contains("entry: `gemm` is not a kernel of")
+                && e.contains("(it has matmul_abt_persistent;"),
+            "{e}"
+        );
+        let nine = text.replace(
+            "\"null\", \"scratch(M * 4)\", \"f32:1\"",
+            "\"scratch(M * 4)\", \"null\"",
+        );
+        let built = spec_for(&nine).build("cubin", DType::F16).unwrap();
+        assert_eq!(built.compiled.report.functions[0].registers, 154);
+    }
+
+    /// The cubin reader (gpu/cubin.rs) against NVRTC: the kernels, parameters and registers it reads from a cubin
+    /// NVRTC made are the PTX's and ptxas's.
+    #[test]
+    fn a_cubins_kernels_read_on_the_cpu_match_what_nvrtc_reported() {
+        if !crate::gpu::probe::nvrtc_available() {
+            assert!(
+                !crate::settings::nvrtc_required(),
+                "GEMM_ABLATE_REQUIRE_NVRTC=1 and no NVRTC"
+            );
+            println!("skipped: libnvrtc.so.13 not found");
+            return;
+        }
+        let spec = ExternalSpec::parse("ext:mma_tile").unwrap().unwrap();
+        let compiled = spec.build("cubin-reader", DType::F16).unwrap().compiled;
+        let kernels = cubin_kernels(&compiled.cubin).expect("NVRTC's cubin is an ELF");
+        assert_eq!(kernels.len(), 1);
+        let (k, ptxas) = (&kernels[0], &compiled.report.functions[0]);
+        assert_eq!(k.name, "mma_tile_gemm");
+        assert_eq!(k.params, Some(vec![8, 8, 8, 4, 4, 4, 4]));
+        assert_eq!(k.registers, Some(ptxas.registers));
+        assert_eq!(k.frame_bytes, Some(ptxas.stack_bytes));
+        assert!(compiled
+            .entries
+            .contains(&(k.name.clone(), k.params.clone())));
+    }
+
     #[test]
     fn a_source_gets_its_switches_dtype_and_include_folders_and_an_edited_header_is_rebuilt() {
         let dir = scratch_folder("defines");
@@ -1708,6 +1868,10 @@ BN = { default = 128 }
     fn the_peers_are_the_manifests_that_say_so() {
         let peers = peers();
         assert!(peers.contains(&"ext:cute_hopper".to_string()), "{peers:?}");
+        assert!(
+            peers.contains(&"ext:triton_persistent".to_string()),
+            "{peers:?}"
+        );
         assert!(!peers.contains(&"ext:mma_tile".to_string()), "{peers:?}");
         assert!(listing().contains("(a peer: in the main job)"));
     }
