@@ -1,6 +1,7 @@
 //! Trials that check the harness itself: noise (A/A), the cuBLAS reference and dtypes, fault injection, any M,
 //! reliability (bounded waits), and what compute-sanitizer runs.
 
+use harness::families::skinny::Skinny;
 use harness::trial::expect::{Caught, Expect, Expectation};
 use harness::trial::hypothesis::{compare, configs, correct, expect_verdict};
 use harness::{shape, DType, Fault, GemmConfig, GpuTrial, Job, Rung, VariantSpec, Verdict};
@@ -264,16 +265,13 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
     // The skinny kernel (H80) takes at most 32 tokens: four token tiles, a partial one, a partial block of weight
     // rows (N = 520) and a last k-step of one chunk (K = 520).
     let skinny = {
-        let config = harness::kernel::skinny::SkinnyConfig {
+        let config = harness::families::skinny::config::SkinnyConfig {
             token_tiles: 4,
             ..Default::default()
         };
         correct(
             "sanitize::skinny::27x520x520",
-            VariantSpec::Skinny {
-                name: config.label(),
-                config,
-            },
+            VariantSpec::of(&Skinny, config.label(), &config),
             "27x520x520",
             DType::F16,
         )

@@ -2,6 +2,7 @@
 //! evict-first, token tiles, and the other kernels `auto` was built from (ablations/HYPOTHESES.md H18-H31).
 
 use crate::past_seed::past;
+use harness::families::skinny::Skinny;
 use harness::trial::hypothesis::{compare, configs, correct};
 use harness::{shape, DType, GemmConfig, GpuTrial, VariantSpec, Verdict};
 
@@ -1063,16 +1064,13 @@ fn spec_pair(
 /// The skinny kernel (H80): correct against cuBLAS in both types, at partial row blocks (N = 8200), a last k-step
 /// of one 16-byte chunk (K = 8200), partial token tiles, and each token-tile count.
 pub(crate) fn skinny_correct() -> Vec<GpuTrial> {
-    use harness::kernel::skinny::SkinnyConfig;
+    use harness::families::skinny::config::SkinnyConfig;
     let skinny = |tiles: u32| {
         let config = SkinnyConfig {
             token_tiles: tiles,
             ..SkinnyConfig::default()
         };
-        VariantSpec::Skinny {
-            name: config.label(),
-            config,
-        }
+        VariantSpec::of(&Skinny, config.label(), &config)
     };
     let mut out = Vec::new();
     for dtype in [DType::F16, DType::BF16] {
@@ -1103,9 +1101,9 @@ pub(crate) fn skinny_correct() -> Vec<GpuTrial> {
 /// sweep that did (e7f7856), the hypothesis beside it. With 8 k-steps in flight (a sweep, no hypothesis written
 /// first, 979d348) it ties `auto`'s kernel at M = 1.
 pub(crate) fn skinny() -> Vec<GpuTrial> {
+    use harness::families::skinny::config::SkinnyConfig;
     use harness::kernel::dispatch::H200_SMS;
     use harness::kernel::frozen_rules::auto_variant_before_h89;
-    use harness::kernel::skinny::SkinnyConfig;
     let h80 = "ablations/HYPOTHESES.md H80: the stream's loads are the MMAs' fragments, with no shared-memory ring, \
                TMA or barrier between them";
     [
@@ -1136,10 +1134,7 @@ pub(crate) fn skinny() -> Vec<GpuTrial> {
         compare(
             &format!("beyond::{word}::{s}"),
             VariantSpec::gemm(label, config),
-            VariantSpec::Skinny {
-                name: skinny.label(),
-                config: skinny,
-            },
+            VariantSpec::of(&Skinny, skinny.label(), &skinny),
             s,
             expectation,
         )
@@ -1151,17 +1146,14 @@ pub(crate) fn skinny() -> Vec<GpuTrial> {
 /// 2-6% faster, the CTA's warps reading one long run of each row together); refuted (8.5% slower), pinned from the
 /// sweep that refuted it (c026bf9).
 pub(crate) fn skinny_interleave() -> GpuTrial {
-    use harness::kernel::skinny::SkinnyConfig;
+    use harness::families::skinny::config::SkinnyConfig;
     let spec = |interleave: bool| {
         let config = SkinnyConfig {
             unroll: 8,
             interleave,
             ..SkinnyConfig::default()
         };
-        VariantSpec::Skinny {
-            name: config.label(),
-            config,
-        }
+        VariantSpec::of(&Skinny, config.label(), &config)
     };
     let (base, cand) = (spec(false), spec(true));
     let pin = harness::trial::pins::pinned();
@@ -1265,9 +1257,9 @@ pub(crate) fn no_token_cluster() -> Vec<GpuTrial> {
 /// resident), against the kernel `auto` ran then: H91(b) expected 5-8% faster at M = 1; 13.5% slower in its sweep
 /// (697fd3a), 17.6% at 1c88247 and 7.8% at 44ddb92: pinned from the sweep and those runs.
 pub(crate) fn skinny_ring() -> GpuTrial {
+    use harness::families::skinny::config::SkinnyConfig;
     use harness::kernel::dispatch::H200_SMS;
     use harness::kernel::frozen_rules::auto_variant_before_h89;
-    use harness::kernel::skinny::SkinnyConfig;
     let (label, config) = auto_variant_before_h89(&shape("decode_m1"), H200_SMS);
     let ring = SkinnyConfig {
         split: 4,
@@ -1278,10 +1270,7 @@ pub(crate) fn skinny_ring() -> GpuTrial {
     compare(
         "beyond::skinny_ring::decode_m1",
         VariantSpec::gemm(label.clone(), config),
-        VariantSpec::Skinny {
-            name: ring.label(),
-            config: ring.clone(),
-        },
+        VariantSpec::of(&Skinny, ring.label(), &ring),
         "decode_m1",
         harness::trial::pins::pinned()
         .refuting(

@@ -6,11 +6,14 @@
 //! - `gpu/`: compiled by NVRTC and launched (compile.rs, launch.rs, tma.rs) on the device (device.rs, nvml.rs);
 //! - `measure/`: operands are allocated and filled (operands.rs), each variant is checked against cuBLAS
 //!   (check.rs, reference.rs), the variants are timed in rounds (timing.rs), statistics give a verdict (stats.rs);
+//! - `families/`: every kind of kernel beside cuBLAS behind one interface (the ladder's GEMM, the read floor, the
+//!   skinny GEMM, the load path, external kernels), a folder each and one registration line;
 //! - `report/`: the run is written out (results.rs) and runs are compared (agreement.rs).
 //!
 //! `settings.rs` reads every setting once; `error.rs` is the one error type.
 
 pub mod error;
+pub mod families;
 pub mod gpu;
 pub mod kernel;
 pub mod measure;
@@ -26,11 +29,11 @@ mod layering_tests;
 #[cfg(test)]
 mod validation_tests;
 
+pub use families::loadpath::config::LoadPathConfig;
 pub use kernel::config::{
     Epilogue, Fault, GemmConfig, Multicast, Raster, Swizzle, TileOrder, WaitScope,
 };
 pub use kernel::ladder::Rung;
-pub use kernel::loadpath::LoadPathConfig;
 pub use kernel::problem::{shape, DType, Shape};
 pub use measure::stats::Verdict;
 pub use trial::expect::{Caught, Expect, Expectation};

@@ -109,8 +109,8 @@ fn main() -> ExitCode {
             let shown = match outside {
                 Some(spec) => spec
                     .and_then(|v| {
-                        v.outside_ladder_shown(dtype, everything)
-                            .expect("a kernel outside the ladder can be shown")
+                        let kernel = v.kernel().expect("a kernel outside the ladder")?;
+                        kernel.shown(&v.name(), dtype, everything)
                     })
                     .map_err(|e| e.to_string()),
                 None => {
@@ -168,7 +168,6 @@ fn main() -> ExitCode {
         Some("cublas-paths") if args.len() >= 2 => cublas_paths(&args[1..], &settings),
         Some("list") => {
             emit(&harness::report::text::list_text());
-            emit(&harness::kernel::external::listing());
             ExitCode::SUCCESS
         }
         Some("device") => match device::query(0) {
@@ -196,7 +195,7 @@ fn shape_arg(text: &str) -> Option<harness::kernel::problem::Shape> {
 }
 
 /// A variant spec on the command line: `cublas`, `auto` (resolved for the shape, see harness/kernel/dispatch.rs),
-/// `stream` (the read floor, harness/kernel/stream.rs) or `skinny` (harness/kernel/skinny.rs) with their switches, or
+/// `stream` (the read floor, harness/families/stream/) or `skinny` (harness/families/skinny/) with their switches, or
 /// a rung with switches.
 /// The SM count `auto` resolves for: the visible GPU's, or the H200's where there is none (a listing or a build
 /// without a GPU), said once where it is not the H200's.

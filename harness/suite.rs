@@ -19,31 +19,21 @@ use std::process::ExitCode;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-/// The NVRTC programs a variant compiles to (none for cuBLAS), with a name for its compile trial.
-fn programs(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
-    match spec {
-        VariantSpec::Cublas => Vec::new(),
-        VariantSpec::Gemm { name, config } => {
-            if config.validate().is_err() {
-                return Vec::new(); // a sweep point that is rejected by design is tested as a rejection, not compiled
-            }
-            vec![(
-                format!("{name}::{}", dtype.name()),
-                crate::kernel::source::gemm_program(config, dtype),
-            )]
-        }
-        VariantSpec::LoadPath { name, config } => {
-            vec![
-                (format!("{name}::timed"), config.program(false)),
-                (format!("{name}::checksum"), config.program(true)),
-            ]
-        }
-        VariantSpec::Stream { name, config } => vec![(name.clone(), config.program())],
-        VariantSpec::Skinny { name, config } => {
-            vec![(format!("{name}::{}", dtype.name()), config.program(dtype))]
-        }
-        // Built by their own compile trials (external_compile_trials): options and files, not one program text.
-        VariantSpec::External { .. } => Vec::new(),
+/// The NVRTC programs a variant compiles to (none for cuBLAS, nor for a kernel built otherwise), each with a name
+/// for its compile trial.
+fn programs_of(spec: &VariantSpec, dtype: DType) -> Vec<(String, String)> {
+    match spec.kernel() {
+        Some(Ok(k)) => k.programs(&spec.name(), dtype).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a variant's module is built otherwise than from one NVRTC program (an external kernel's).
+fn built_alone(spec: &VariantSpec, dtype: DType) -> bool {
+    match spec.kernel() {
+        Some(Ok(k)) => k.programs(&spec.name(), dtype).is_none(),
+        Some(Err(_)) => true, // its compile trial says why it cannot be opened
+        None => false,
     }
 }
 
@@ -98,7 +88,7 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
         .flat_map(|(specs, dtype)| {
             specs
                 .into_iter()
-                .flat_map(move |s| programs(s, dtype))
+                .flat_map(move |s| programs_of(s, dtype))
                 .collect::<Vec<_>>()
         })
         .chain(probe)
@@ -115,14 +105,15 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
         seen.push(program.clone());
         programs.push((name, program));
     }
-    let externals: Vec<(&VariantSpec, DType)> = gpu_trials
+    let built_alone: Vec<(&VariantSpec, DType)> = gpu_trials
         .iter()
         .map(|t| specs(&t.job))
         .flat_map(|(specs, dtype)| specs.into_iter().map(move |s| (s, dtype)))
         .chain(more.iter().map(|(v, dtype)| (v, *dtype)))
-        .filter(|(s, _)| matches!(s, VariantSpec::External { .. }))
+        .filter(|(s, dtype)| built_alone(s, *dtype))
         .collect();
-    trials.extend(external_compile_trials(&externals));
+    trials.extend(build_trials(&built_alone));
+    trials.push(jobs_reach_their_workers(gpu_trials));
     let programs = Arc::new(programs);
     let ahead: Arc<OnceLock<()>> = Arc::default();
     for index in 0..programs.len() {
@@ -155,7 +146,8 @@ pub const PORTABLE_TARGETS: [&str; 4] = ["sm_80", "sm_89", "sm_100", "sm_120"];
 /// (`compile::portable::util_fp16::sm_89`) checks that NVRTC builds it, so that a change which needs a newer GPU
 /// fails here rather than on a user's.
 pub fn portable_compile_trials() -> Vec<Trial> {
-    use crate::kernel::{skinny::SkinnyConfig, source, stream::StreamConfig};
+    use crate::families::{skinny::config::SkinnyConfig, stream::config::StreamConfig};
+    use crate::kernel::source;
     let skinny = SkinnyConfig {
         pdl: false,
         ..Default::default()
@@ -230,42 +222,58 @@ pub fn broken_hypothesis_trials(broken: Vec<crate::trial::hypothesis_files::Brok
         .collect()
 }
 
-/// One compile trial per distinct external kernel and dtype (`compile::ext:NAME...::fp16`): the manifest is read
-/// and checked, the switches against it, the dtype against its list, and the module built (NVRTC for a source,
-/// the checksum for a cubin), so a bad manifest or configuration fails on a machine without a GPU.
-fn external_compile_trials(externals: &[(&VariantSpec, DType)]) -> Vec<Trial> {
+/// A CPU trial: every GPU trial's job reaches a worker process as it was built (a worker reads it back from JSON),
+/// and every kernel it names opens there as its family stored it.
+fn jobs_reach_their_workers(gpu_trials: &[GpuTrial]) -> Trial {
+    let jobs: Vec<(String, Job)> = gpu_trials
+        .iter()
+        .map(|t| (t.name.clone(), t.job.clone()))
+        .collect();
+    Trial::test("jobs::reach_their_workers", move || {
+        for (name, job) in &jobs {
+            let text = serde_json::to_string(job).map_err(|e| format!("{name}: {e}"))?;
+            let back: Job = serde_json::from_str(&text).map_err(|e| format!("{name}: {e}"))?;
+            if back != *job {
+                return Err(format!("{name}: the job read back differs from the one sent").into());
+            }
+            for v in back.variants() {
+                if let Some(Err(e)) = v.kernel() {
+                    return Err(format!("{name}: {}: {e}", v.name()).into());
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// One compile trial per distinct kernel and dtype whose module is not one NVRTC program (an external kernel's,
+/// `compile::ext:NAME...::fp16`): its family builds it on the CPU as `build` would (an external kernel's manifest
+/// read and checked, its switches and dtype against it, the module built: NVRTC for a source, the checksum and
+/// entry for a cubin), so a bad configuration fails on a machine without a GPU.
+fn build_trials(kernels: &[(&VariantSpec, DType)]) -> Vec<Trial> {
     let mut seen: Vec<(String, DType)> = Vec::new();
     let mut trials = Vec::new();
-    for (variant, dtype) in externals {
-        let VariantSpec::External { name, spec } = variant else {
-            continue;
-        };
+    for (variant, dtype) in kernels {
+        let name = variant.name();
         if seen.contains(&(name.clone(), *dtype)) {
             continue;
         }
         seen.push((name.clone(), *dtype));
-        let (name, spec, dtype) = (name.clone(), spec.clone(), *dtype);
+        let (variant, dtype) = ((*variant).clone(), *dtype);
         trials.push(Trial::ignorable_test(
             format!("compile::{name}::{}", dtype.name()),
             move || {
-                let (manifest, _) = spec.load().map_err(|e| Failed::from(e.to_string()))?;
-                if !manifest.dtypes.contains(&dtype) {
-                    return Err(Failed::from(format!(
-                        "{}: dtypes: {} is not supported",
-                        manifest.path.display(),
-                        dtype.name()
-                    )));
-                }
-                let needs_nvrtc = matches!(
-                    manifest.module,
-                    crate::kernel::external::Module::Source { .. }
-                );
-                if needs_nvrtc {
+                let Some(kernel) = variant.kernel() else {
+                    return Ok(Completion::Completed);
+                };
+                let kernel = kernel.map_err(|e| Failed::from(e.to_string()))?;
+                if kernel.needs_nvrtc() {
                     if let Some(skip) = nvrtc_missing()? {
                         return Ok(skip);
                     }
                 }
-                spec.build(&name, dtype)
+                kernel
+                    .build(&name, dtype)
                     .map_err(|e| Failed::from(e.to_string()))?;
                 Ok(Completion::Completed)
             },
@@ -274,9 +282,6 @@ fn external_compile_trials(externals: &[(&VariantSpec, DType)]) -> Vec<Trial> {
     trials
 }
 
-/// Compiles, on every core, the programs of the compile trials this run selected, before the first of them runs:
-/// the trials run one at a time (one GPU), and NVRTC took 50-85 s for the ablations' 271 programs on one core.
-/// Each trial then finds its cubin in the cache and checks it as before; a program that fails here fails again,
 /// with its log, in its own trial. Nothing is timed while this runs: the compile trials come before the GPU trials.
 fn compile_ahead(programs: &[(String, String)]) {
     if !crate::gpu::probe::nvrtc_available() {
@@ -329,8 +334,8 @@ pub fn show_trials() -> Vec<Trial> {
     .map(|spec| {
         let shown = move |everything| {
             let v = VariantSpec::outside_ladder(spec).expect("a kernel outside the ladder")?;
-            v.outside_ladder_shown(DType::F16, everything)
-                .expect("a kernel outside the ladder can be shown")
+            let kernel = v.kernel().expect("a kernel outside the ladder")?;
+            kernel.shown(&v.name(), DType::F16, everything)
         };
         let entry = if spec.starts_with("stream") {
             "stream_read_kernel"
@@ -863,10 +868,11 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
 #[cfg(test)]
 mod tests {
     use super::{skip_on, DevicePool, Skip};
+    use crate::families::skinny::{config::SkinnyConfig, Skinny};
+    use crate::families::stream::{config::StreamConfig, Stream};
     use crate::gpu::device::DeviceInfo;
     use crate::kernel::ladder::Rung;
     use crate::kernel::problem::{shape, DType};
-    use crate::kernel::{skinny::SkinnyConfig, stream::StreamConfig};
     use crate::measure::stats::Verdict;
     use crate::trial::expectation::{Expect, Expectation};
     use crate::trial::job::{Job, VariantSpec};
@@ -893,20 +899,18 @@ mod tests {
     fn each_gpu_skips_the_trials_whose_kernels_it_cannot_run_and_says_why() {
         let hypothesis = Expectation::hypothesis(Expect::Verdict(Verdict::NoChange), "a reason");
         let top = VariantSpec::gemm("rung10", Rung::top().config());
-        let stream = |pdl| VariantSpec::Stream {
-            name: format!("stream pdl={pdl}"),
-            config: StreamConfig {
+        let stream = |pdl| {
+            let config = StreamConfig {
                 pdl,
                 ..Default::default()
-            },
+            };
+            VariantSpec::of(&Stream, format!("stream pdl={pdl}"), &config)
         };
-        let skinny = VariantSpec::Skinny {
-            name: "skinny pdl=0".into(),
-            config: SkinnyConfig {
-                pdl: false,
-                ..Default::default()
-            },
+        let skinny = SkinnyConfig {
+            pdl: false,
+            ..Default::default()
         };
+        let skinny = VariantSpec::of(&Skinny, "skinny pdl=0", &skinny);
         let (l40s, a100, h200, b200) = (
             gpu("NVIDIA L40S", (8, 9)),
             gpu("NVIDIA A100", (8, 0)),

@@ -54,7 +54,7 @@ fn any_m_but_n_and_k_multiples_of_8() {
 
 #[test]
 fn load_path_keeps_whole_tiles() {
-    let lp = crate::kernel::loadpath::LoadPathConfig::new(Swizzle::B128, 128);
+    let lp = crate::families::loadpath::config::LoadPathConfig::new(Swizzle::B128, 128);
     let m = err(lp.validate_shape(&Shape::new("tokens", 777, 4096, 4096)));
     assert!(
         m.contains("M and N multiples of 128 and K a multiple of 64"),

@@ -3,6 +3,8 @@
 //! `cargo test --release --test microbench -- <word>` with word one of load_path, same_tile, mma_only,
 //! epilogue_only, stages, raster, loads_only, stream_only, clock, read_floor (the floor and the gap to it).
 
+use harness::families::loadpath::LoadPath;
+use harness::families::stream::Stream;
 use harness::kernel::ladder::parse_spec;
 use harness::trial::expect::{Expect, Expectation};
 use harness::trial::hypothesis::{compare, configs};
@@ -10,10 +12,7 @@ use harness::{shape, DType, GpuTrial, Job, LoadPathConfig, Rung, Swizzle, Varian
 use std::process::ExitCode;
 
 fn load_path(name: &str, swizzle: Swizzle, box_bytes: u32) -> VariantSpec {
-    VariantSpec::LoadPath {
-        name: name.into(),
-        config: LoadPathConfig::new(swizzle, box_bytes),
-    }
+    VariantSpec::of(&LoadPath, name, &LoadPathConfig::new(swizzle, box_bytes))
 }
 
 fn spec(s: &str) -> VariantSpec {
@@ -90,10 +89,7 @@ fn same_tile_trials() -> Vec<GpuTrial> {
     vec![compare(
         "same_tile::none16::square4096",
         load_path("own tiles", Swizzle::None, 16),
-        VariantSpec::LoadPath {
-            name: "same tile".into(),
-            config: same,
-        },
+        VariantSpec::of(&LoadPath, "same tile", &same),
         "square4096",
         harness::trial::pins::seed_hypothesis(
             Verdict::NoChange,
@@ -494,13 +490,10 @@ fn clock_trials() -> Vec<GpuTrial> {
 /// switches: H79 as written (each confirmed at ced21d7), on the kernels `auto` ran then; `auto`'s kernel since H89
 /// against H92(a); a chain of MMAs each lap pinned from H90's sweep, which refuted it.
 fn read_floor_trials() -> Vec<GpuTrial> {
+    use harness::families::stream::config::{StreamConfig, StreamHint};
     use harness::kernel::dispatch::{auto_variant, H200_SMS};
     use harness::kernel::frozen_rules::auto_variant_before_h89;
-    use harness::kernel::stream::{StreamConfig, StreamHint};
-    let stream = |config: StreamConfig| VariantSpec::Stream {
-        name: config.label(),
-        config,
-    };
+    let stream = |config: StreamConfig| VariantSpec::of(&Stream, config.label(), &config);
     let floor = || stream(StreamConfig::default());
     // The kernel H79 was written about: `auto`'s before H89 dropped its token cluster.
     let auto = |s: &str| {
@@ -611,13 +604,10 @@ fn read_floor_trials() -> Vec<GpuTrial> {
 /// and 1.10 of the linear floor; stream-K's even shares are slower, loads alone and whole; a ring deep enough to
 /// keep two CTAs an SM changes nothing at M = 1 and is slower at M = 64.
 fn floor_gap_trials() -> Vec<GpuTrial> {
+    use harness::families::stream::config::{StreamConfig, StreamHint};
     use harness::kernel::dispatch::H200_SMS;
     use harness::kernel::frozen_rules::auto_spec_before_h89;
-    use harness::kernel::stream::{StreamConfig, StreamHint};
-    let stream = |config: StreamConfig| VariantSpec::Stream {
-        name: config.label(),
-        config,
-    };
+    let stream = |config: StreamConfig| VariantSpec::of(&Stream, config.label(), &config);
     let floor = StreamConfig::default();
     let gemm_order = |rows: u32, hint: StreamHint| StreamConfig {
         rows,

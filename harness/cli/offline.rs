@@ -1,6 +1,5 @@
 //! The commands that need no GPU: `build`, `auto`, `report`, `baseline`, `agree` and `stalls`.
 
-use harness::kernel::source;
 use harness::report::results::RunFile;
 use harness::trial::job::VariantSpec;
 use harness::DType;
@@ -239,34 +238,18 @@ pub(crate) fn build(args: &[String]) -> ExitCode {
     let dtype = dtypes.first().copied().unwrap_or(DType::F16);
     let mut ok = true;
     for spec in args.iter().filter(|a| DType::parse(a).is_none()) {
-        let built = match VariantSpec::outside_ladder(spec) {
-            // An external kernel: its manifest checked for this dtype, its module built as the manifest says.
-            Some(Ok(VariantSpec::External { name, spec: ext })) => ext
-                .load()
-                .and_then(|(m, _)| {
-                    if m.dtypes.contains(&dtype) {
-                        Ok(())
-                    } else {
-                        Err(harness::error::Error::Config(format!(
-                            "{}: dtypes: {} is not supported",
-                            m.path.display(),
-                            dtype.name()
-                        )))
-                    }
-                })
-                .and_then(|_| ext.build(&name, dtype))
-                .map(|b| b.compiled),
-            Some(outside) => outside
-                .map(|v| {
-                    v.outside_ladder_program(dtype)
-                        .expect("a kernel outside the ladder has a program")
-                })
-                .and_then(|p| harness::gpu::compile::compile(spec, &p)),
-            None => harness::kernel::ladder::parse_spec(spec)
-                .and_then(|config| config.validate().map(|_| config))
-                .map(|config| source::gemm_program(&config, dtype))
-                .and_then(|p| harness::gpu::compile::compile(spec, &p)),
+        // A kernel outside the ladder or a rung with switches, built on the CPU as its family builds it (an external
+        // kernel's manifest checked for this dtype, its module built as the manifest says).
+        let variant = match VariantSpec::outside_ladder(spec) {
+            Some(outside) => outside,
+            None => harness::kernel::ladder::parse_spec(spec).map(|c| VariantSpec::gemm(spec, c)),
         };
+        let built = variant.and_then(|v| match v.kernel() {
+            Some(kernel) => kernel?.build(spec, dtype),
+            None => Err(harness::error::Error::Config(
+                "cuBLAS is not built: give a kernel spec".into(),
+            )),
+        });
         match built {
             // A prebuilt module (PTX or a cubin) comes without ptxas's report: no figures to invent.
             Ok(compiled) if compiled.report.functions.is_empty() => println!(

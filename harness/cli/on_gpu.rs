@@ -213,7 +213,7 @@ pub(crate) fn ladder(filters: &[String], deadline: Duration, settings: &Settings
 /// in fp16, checked, then timed. A benchmark beside the ladder; their hypotheses against `auto` are trials.
 fn peer_rows(shapes: &[harness::Shape]) -> Vec<harness::GpuTrial> {
     let mut rows = Vec::new();
-    for peer in harness::kernel::external::peers() {
+    for peer in harness::families::external::manifest::peers() {
         let Some(Ok(candidate)) = VariantSpec::outside_ladder(&peer) else {
             continue;
         };

@@ -1,6 +1,6 @@
 //! What a prebuilt cubin says about its kernels, read on the CPU: their names, their parameters' sizes and their
 //! registers, so a manifest naming a cubin from Triton, the CuTe DSL or nvcc is checked before any GPU loads it
-//! (harness/kernel/external.rs), as a PTX module's `.entry` list is.
+//! (harness/families/external/manifest.rs), as a PTX module's `.entry` list is.
 //!
 //! A cubin is an ELF file. Each kernel is a function symbol marked as an entry point (STO_CUDA_ENTRY in its
 //! `st_other`), and its section `.nv.info.NAME` holds attribute records: 4 bytes (format, attribute, and a 16-bit

@@ -4,11 +4,11 @@
 pub mod check;
 pub mod committed;
 pub mod cublas_choice;
-pub mod external;
 pub mod measures;
 pub mod oc;
 pub mod operands;
 pub mod processes;
+pub mod record;
 pub mod reference;
 pub mod stats;
 pub mod sustained;

@@ -519,13 +519,11 @@ pub fn list_text() -> String {
             s.doc
         );
     }
-    let _ = writeln!(
+    // The other families, each as it describes itself (harness/families/; external kernels list their manifests).
+    let _ = write!(
         out,
-        "\nOutside the ladder (`auto` runs neither):\n  \
-         stream       the read floor: A and B read once, 16-byte loads, a sum (kernels/stream_read.cu, H79); \
-         switches unroll, threads, ctas, hint=plain|nc|evict_first, pdl\n  \
-         skinny       a GEMM for M <= 32 whose weight loads are its mma.sync fragments (kernels/skinny.cu, H80); \
-         switches split, unroll, tiles, evict_first, pdl, interleave"
+        "\nOutside the ladder (`auto` runs none of them):\n{}",
+        crate::families::listing()
     );
     out
 }

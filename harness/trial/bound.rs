@@ -1,15 +1,11 @@
-//! A variant spec bound to a kernel and one set of operands: the one place that knows every family of kernel
-//! (the ladder's GEMM, the load path, the read floor, the skinny GEMM, an external kernel, cuBLAS), how to check
-//! each before it is timed, and what a check that failed says.
+//! A variant spec bound to one set of operands: cuBLAS, or a kernel of any family (harness/families/), each
+//! checked before it is timed as its family checks it; and what a check that failed says.
 
 use crate::error::{Error, Result};
-use crate::measure::check;
-use crate::measure::external::ExternalKernel;
+use crate::families::{Bound, Check};
 use crate::measure::operands::{Operands, UtilKernels};
 use crate::measure::reference::Cublas;
-use crate::measure::variant::{
-    GemmKernel, IntoOutput, LoadPathKernel, SkinnyKernel, StreamKernel, Variant,
-};
+use crate::measure::variant::Variant;
 use crate::trial::context::TrialContext;
 use crate::trial::expectation::Caught;
 use crate::trial::job::{VariantRecord, VariantSpec};
@@ -17,12 +13,7 @@ use crate::trial::job::{VariantRecord, VariantSpec};
 /// One side of a comparison, built and bound to one set of operands.
 pub(crate) enum BoundVariant<'a> {
     Cublas,
-    Gemm(GemmKernel<'a>),
-    LoadPath(LoadPathKernel<'a>),
-    Stream(StreamKernel<'a>),
-    Skinny(SkinnyKernel<'a>),
-    /// Boxed: it carries its manifest, larger than the other variants.
-    External(Box<ExternalKernel<'a>>),
+    Kernel(Box<dyn Bound + 'a>),
 }
 
 impl<'a> BoundVariant<'a> {
@@ -39,22 +30,10 @@ impl<'a> BoundVariant<'a> {
                 needed: format!("{} ({})", spec.needs().name(), spec.name()),
             });
         }
-        Ok(match spec {
-            VariantSpec::Cublas => BoundVariant::Cublas,
-            VariantSpec::Gemm { name, config } => {
-                BoundVariant::Gemm(GemmKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
-            }
-            VariantSpec::LoadPath { name, config } => {
-                BoundVariant::LoadPath(LoadPathKernel::new(&ctx.gpu, name, config, ops, &ctx.hang)?)
-            }
-            VariantSpec::Stream { name, config } => {
-                BoundVariant::Stream(StreamKernel::new(&ctx.gpu, name, config, ops)?)
-            }
-            VariantSpec::Skinny { name, config } => {
-                BoundVariant::Skinny(SkinnyKernel::new(&ctx.gpu, name, config, ops)?)
-            }
-            VariantSpec::External { name, spec } => {
-                BoundVariant::External(Box::new(ExternalKernel::new(&ctx.gpu, name, spec, ops)?))
+        Ok(match spec.kernel() {
+            None => BoundVariant::Cublas,
+            Some(kernel) => {
+                BoundVariant::Kernel(kernel?.bind(&spec.name(), &ctx.gpu, ops, &ctx.hang)?)
             }
         })
     }
@@ -66,15 +45,12 @@ impl<'a> BoundVariant<'a> {
             (BoundVariant::Cublas, None) => Err(Error::Other(
                 "internal: a cuBLAS side without a cuBLAS handle".into(),
             )),
-            (BoundVariant::Gemm(k), _) => Ok(k),
-            (BoundVariant::LoadPath(k), _) => Ok(k),
-            (BoundVariant::Stream(k), _) => Ok(k),
-            (BoundVariant::Skinny(k), _) => Ok(k),
-            (BoundVariant::External(k), _) => Ok(k.as_ref()),
+            (BoundVariant::Kernel(k), _) => Ok(k.variant()),
         }
     }
 
-    /// Checks the variant (GEMMs against cuBLAS, load paths by checksum); the record says what was found.
+    /// Checks the variant as its family does (GEMMs against cuBLAS on fresh inputs, into a poisoned and fenced
+    /// output; kernels that compute none by checksum); the record says what was found.
     pub(crate) fn checked_record(
         &self,
         ctx: &TrialContext,
@@ -83,66 +59,26 @@ impl<'a> BoundVariant<'a> {
         cublas: &Cublas,
         spec: &VariantSpec,
     ) -> Result<VariantRecord> {
-        let gpu = &ctx.gpu;
-        let record = |label: String, k: Option<&GemmKernel>| VariantRecord {
-            name: spec.name(),
-            label,
-            config: k.map(|k| k.config.clone()),
-            resources: k.map(|k| k.report.clone()),
-            check: None,
-            measures: Vec::new(),
-            checksum: None,
+        let name = spec.name();
+        let check = Check {
+            gpu: &ctx.gpu,
+            util,
+            ops,
+            cublas,
+            hang: &ctx.hang,
+            seeds: &ctx.seeds,
+            name: &name,
         };
-        // GEMMs are checked against cuBLAS on fresh inputs, into a poisoned and fenced output.
-        let against_cublas = |k: &dyn IntoOutput| {
-            check::check(gpu, util, ops, cublas, &ctx.hang, k, ctx.seeds.next())
-        };
-        Ok(match self {
-            BoundVariant::Cublas => record(cublas.label(), None),
-            BoundVariant::Gemm(k) => {
-                let mut r = record(k.label(), Some(k));
-                if k.config.computes_gemm() || k.config.fault.is_some() {
-                    r.check = Some(against_cublas(k)?);
-                }
-                r
-            }
-            BoundVariant::LoadPath(k) => {
-                let mut r = record(k.label(), None);
-                r.checksum = Some(k.check(gpu, util)?);
-                r
-            }
-            BoundVariant::Stream(k) => {
-                let mut r = record(k.label(), None);
-                r.checksum = Some(k.check(gpu, util)?);
-                r
-            }
-            BoundVariant::Skinny(k) => {
-                let mut r = record(k.label(), None);
-                r.resources = Some(k.report.clone());
-                r.check = Some(against_cublas(k)?);
-                r
-            }
-            // Checked like every GEMM, into the poisoned and guarded output, before it is ever timed.
-            BoundVariant::External(k) => {
-                let mut r = record(k.label(), None);
-                r.resources = Some(k.report.clone());
-                r.check = Some(against_cublas(k.as_ref())?);
-                r
-            }
-        })
+        match self {
+            BoundVariant::Cublas => Ok(check.record(cublas.label())),
+            BoundVariant::Kernel(k) => k.checked_record(&check),
+        }
     }
 
     pub(crate) fn warnings(&self) -> Vec<String> {
         match self {
-            BoundVariant::Gemm(k) => k
-                .report
-                .warnings
-                .iter()
-                .filter(|w| !w.contains("Remark"))
-                .map(|w| format!("{}: ptxas {w}", k.label))
-                .chain(k.placement.clone())
-                .collect(),
-            _ => Vec::new(),
+            BoundVariant::Kernel(k) => k.warnings(),
+            BoundVariant::Cublas => Vec::new(),
         }
     }
 }

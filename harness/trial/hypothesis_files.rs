@@ -308,7 +308,7 @@ fn is_date(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::external::tests::{damaged, scratch_folder};
+    use crate::families::external::manifest::tests::{damaged, scratch_folder};
     use crate::measure::oc::Rng;
 
     const GOOD: &str = r#"
@@ -569,9 +569,11 @@ reason = "a test"
         let Job::Compare { candidate, .. } = &loaded.trials[0].job else {
             panic!("a comparison");
         };
-        let VariantSpec::External { name, spec } = candidate else {
+        let VariantSpec::Family { name, config, .. } = candidate else {
             panic!("an external kernel");
         };
+        let spec: crate::families::external::manifest::ExternalSpec =
+            crate::families::read_back("ext", config).unwrap();
         assert_eq!(spec.manifest, std::fs::canonicalize(&manifest).unwrap());
         if !crate::gpu::probe::nvrtc_available() {
             assert!(

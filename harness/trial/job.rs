@@ -7,16 +7,12 @@
 //! warms up on them and times pairs of batches; the group-sequential rule in stats.rs decides when to stop.
 
 use crate::error::{Error, Result};
+use crate::families::{self, Family, Kernel};
 use crate::gpu::arch::Arch;
-use crate::gpu::compile::ResourceReport;
 use crate::kernel::config::GemmConfig;
-use crate::kernel::external::ExternalSpec;
-use crate::kernel::loadpath::LoadPathConfig;
 use crate::kernel::problem::{DType, Shape};
-use crate::kernel::skinny::SkinnyConfig;
-use crate::kernel::stream::StreamConfig;
-use crate::measure::check::CheckReport;
 use crate::measure::measures::{self, Measure};
+pub use crate::measure::record::VariantRecord;
 use crate::measure::stats::Estimate;
 use crate::measure::timing::Comparison;
 use crate::trial::expectation::{Caught, Expectation};
@@ -27,29 +23,14 @@ use serde::{Deserialize, Serialize};
 pub enum VariantSpec {
     /// The faster of cublasGemmEx and cuBLASLt's best algorithm for the shape.
     Cublas,
-    Gemm {
+    /// The ladder's GEMM (harness/kernel/), the built-in family.
+    Gemm { name: String, config: GemmConfig },
+    /// A kernel of a family in harness/families/ (the read floor, the skinny GEMM, the load path, an external
+    /// kernel): the family's name, the variant's label, and its configuration as the family stores it.
+    Family {
+        family: String,
         name: String,
-        config: GemmConfig,
-    },
-    /// The load-path isolation kernel (no MMA).
-    LoadPath {
-        name: String,
-        config: LoadPathConfig,
-    },
-    /// The read-floor kernel (A and B read once, no MMA, no shared memory).
-    Stream {
-        name: String,
-        config: StreamConfig,
-    },
-    /// The skinny GEMM for a few tokens (mma.sync fed straight from 16-byte loads).
-    Skinny {
-        name: String,
-        config: SkinnyConfig,
-    },
-    /// A kernel brought in through a manifest (`ext:NAME[:SWITCH=VALUE,...]`, harness/kernel/external.rs).
-    External {
-        name: String,
-        spec: ExternalSpec,
+        config: serde_json::Value,
     },
 }
 
@@ -60,108 +41,81 @@ impl VariantSpec {
             config,
         }
     }
+
+    /// A variant of `family`'s kernel `config`, labelled `name`.
+    pub fn of(
+        family: &dyn Family,
+        name: impl Into<String>,
+        config: &impl Serialize,
+    ) -> VariantSpec {
+        VariantSpec::Family {
+            family: family.name().to_string(),
+            name: name.into(),
+            config: families::stored(config),
+        }
+    }
+
     pub fn name(&self) -> String {
         match self {
             VariantSpec::Cublas => "cuBLAS".into(),
-            VariantSpec::Gemm { name, .. }
-            | VariantSpec::LoadPath { name, .. }
-            | VariantSpec::Stream { name, .. }
-            | VariantSpec::Skinny { name, .. }
-            | VariantSpec::External { name, .. } => name.clone(),
+            VariantSpec::Gemm { name, .. } | VariantSpec::Family { name, .. } => name.clone(),
         }
     }
-    /// A kernel outside the ladder named by a command-line spec (`stream...`, `skinny...`, `ext:...`), labelled by
-    /// its full spec; None for anything else.
+
+    /// A kernel outside the ladder named by a command-line spec (`stream...`, `skinny...`, `ext:...`: whatever a
+    /// family in harness/families/ reads), labelled as its family labels it; None where no family takes it.
     pub fn outside_ladder(spec: &str) -> Option<Result<VariantSpec>> {
-        if let Some(external) = ExternalSpec::parse(spec) {
-            return Some(external.map(|e| VariantSpec::External {
-                name: spec.trim().to_string(),
-                spec: e,
-            }));
-        }
-        if let Some(skinny) = SkinnyConfig::parse(spec) {
-            return Some(skinny.map(|config| VariantSpec::Skinny {
-                name: config.label(),
-                config,
-            }));
-        }
-        StreamConfig::parse(spec).map(|stream| {
-            stream.map(|config| VariantSpec::Stream {
-                name: config.label(),
+        families::parse(spec).map(|read| {
+            read.map(|(family, name, config)| VariantSpec::Family {
+                family: family.name().to_string(),
+                name,
                 config,
             })
         })
     }
 
-    /// The program a kernel outside the ladder compiles to (the ladder's: `source::gemm_program`; cuBLAS: none).
-    pub fn outside_ladder_program(&self, dtype: DType) -> Option<String> {
+    /// The kernel behind the variant (None for cuBLAS): every family's answers to what the suite asks of a
+    /// variant (harness/families/mod.rs).
+    pub fn kernel(&self) -> Option<Result<Box<dyn Kernel>>> {
         match self {
-            VariantSpec::Stream { config, .. } => Some(config.program()),
-            VariantSpec::Skinny { config, .. } => Some(config.program(dtype)),
+            VariantSpec::Cublas => None,
+            VariantSpec::Gemm { config, .. } => Some(Ok(Box::new(config.clone()))),
+            VariantSpec::Family { family, config, .. } => {
+                Some(families::family(family).and_then(|f| f.open(config)))
+            }
+        }
+    }
+
+    /// The ladder's configuration, where the variant is the ladder's.
+    pub fn gemm_config(&self) -> Option<&GemmConfig> {
+        match self {
+            VariantSpec::Gemm { config, .. } => Some(config),
             _ => None,
         }
     }
 
-    /// A kernel outside the ladder as `show` prints it: only what it compiles and uses (`everything`: the whole
-    /// program), with the `#if`s on its switches resolved.
-    pub fn outside_ladder_shown(&self, dtype: DType, everything: bool) -> Option<Result<String>> {
-        let (defines, kernel, file) = match self {
-            VariantSpec::External { name, spec } => return Some(spec.shown(name, dtype)),
-            VariantSpec::Stream { config, .. } => (
-                config.defines(),
-                crate::kernel::source::STREAM_READ,
-                "stream_read.cu",
-            ),
-            VariantSpec::Skinny { config, .. } => (
-                config.defines(dtype),
-                crate::kernel::source::SKINNY,
-                "skinny.cu",
-            ),
-            _ => return None,
-        };
-        let header = format!("// {}\n", self.name());
-        Some(
-            crate::kernel::source::resolved_program_of(&defines, kernel, file, everything)
-                .map(|s| header + &s),
-        )
-    }
-
-    /// The GPU architecture the variant runs on: cuBLAS any the suite takes; the ladder's kernels and the load
-    /// path Hopper's specific one; the read floor and the skinny GEMM any, but sm_90 with their `pdl` switch on; an
-    /// external kernel what its manifest says (an unreadable manifest fails where the variant is bound, saying why).
+    /// The GPU architecture the variant runs on: cuBLAS any the suite takes; a kernel what its family says (one
+    /// that cannot be opened fails where it is bound, saying why).
     pub fn needs(&self) -> Arch {
-        match self {
-            VariantSpec::Cublas => Arch::OLDEST,
-            VariantSpec::Gemm { .. } | VariantSpec::LoadPath { .. } => Arch::HOPPER,
-            VariantSpec::Stream { config, .. } if config.pdl => Arch::PDL,
-            VariantSpec::Skinny { config, .. } if config.pdl => Arch::PDL,
-            VariantSpec::Stream { .. } | VariantSpec::Skinny { .. } => Arch::OLDEST,
-            VariantSpec::External { spec, .. } => spec.load().map_or(Arch::OLDEST, |(m, _)| m.arch),
+        match self.kernel() {
+            Some(Ok(k)) => k.needs(),
+            _ => Arch::OLDEST,
         }
     }
 
-    /// `validate`, and for an external kernel also that its manifest lists the dtype.
+    /// `validate`, and the dtype too (an external kernel's manifest lists the ones it takes).
     pub fn validate_for(&self, shape: &Shape, dtype: DType) -> Result<()> {
-        match self {
-            VariantSpec::External { spec, .. } => spec.validate(shape, dtype),
-            other => other.validate(shape),
+        match self.kernel() {
+            None => Ok(()),
+            Some(k) => k?.validate(shape, dtype),
         }
     }
 
     /// Checks the variant can run this problem, before anything is allocated.
     pub fn validate(&self, shape: &Shape) -> Result<()> {
-        match self {
-            VariantSpec::Cublas => Ok(()),
-            VariantSpec::Gemm { config, .. } => config.validate_shape(shape),
-            VariantSpec::LoadPath { config, .. } => config.validate_shape(shape),
-            VariantSpec::Stream { config, .. } => config.validate_shape(shape),
-            VariantSpec::Skinny { config, .. } => config.validate_shape(shape),
-            // The dtype is checked where the variant is bound (ExternalSpec::validate takes it).
-            VariantSpec::External { spec, .. } => {
-                let (m, values) = spec.load()?;
-                let dtype = m.dtypes[0];
-                m.plan(&values, shape, dtype, shape.n).map(|_| ())
-            }
+        match self.kernel() {
+            None => Ok(()),
+            Some(k) => k?.validate_shape(shape),
         }
     }
 }
@@ -341,58 +295,6 @@ impl Observed {
             Error::Hang(s) => Observed::Hang(s),
             Error::Timeout(s) => Observed::HostTimeout(s),
             other => Observed::Error(other.to_string()),
-        }
-    }
-}
-
-/// Figures for one variant of a trial.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(from = "VariantRecordWire")]
-pub struct VariantRecord {
-    pub name: String,
-    /// What actually ran: the kernel label, or the cuBLAS path chosen.
-    pub label: String,
-    pub config: Option<GemmConfig>,
-    pub resources: Option<ResourceReport>,
-    pub check: Option<CheckReport>,
-    /// Timed variants: time, throughput and bandwidth (GEMMs) or fill rate (load paths).
-    pub measures: Vec<Measure>,
-    /// Load-path and read-floor kernels: the checksum of the bytes loaded (got, expected).
-    pub checksum: Option<(u64, u64)>,
-}
-
-impl VariantRecord {
-    pub fn measure(&self, name: &str) -> Option<f64> {
-        measures::find(&self.measures, name)
-    }
-    pub fn median_us(&self) -> Option<f64> {
-        self.measure(measures::TIME)
-    }
-}
-
-/// A variant record as stored, also in the older form with `median_us`, `rate` and `rate_unit`.
-#[derive(Deserialize)]
-struct VariantRecordWire {
-    name: String,
-    label: String,
-    config: Option<GemmConfig>,
-    resources: Option<ResourceReport>,
-    check: Option<CheckReport>,
-    #[serde(flatten)]
-    measures: measures::StoredMeasures,
-    checksum: Option<(u64, u64)>,
-}
-
-impl From<VariantRecordWire> for VariantRecord {
-    fn from(w: VariantRecordWire) -> VariantRecord {
-        VariantRecord {
-            name: w.name,
-            label: w.label,
-            config: w.config,
-            resources: w.resources,
-            check: w.check,
-            measures: w.measures.into_measures(),
-            checksum: w.checksum,
         }
     }
 }

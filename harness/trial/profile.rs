@@ -296,22 +296,14 @@ pub fn parse_raw_csv(text: &str) -> Result<Vec<KernelMetrics>> {
         .collect())
 }
 
-/// The name of the kernel a profile job's variant launches: an external kernel's entry point, the skinny
-/// kernel's, or the ladder's `gemm_kernel`.
+/// The name of the kernel a profile job's variant launches, as its family names it (an external kernel's entry
+/// point, the skinny kernel's, the ladder's `gemm_kernel` ...).
 fn variant_kernel(job: &Job) -> String {
-    use crate::trial::job::VariantSpec;
     match job {
-        Job::Profile {
-            variant: VariantSpec::External { spec, .. },
-            ..
-        } => spec
-            .load()
-            .map(|(m, _)| m.entry)
-            .unwrap_or_else(|_| "gemm_kernel".into()),
-        Job::Profile {
-            variant: VariantSpec::Skinny { .. },
-            ..
-        } => "skinny_kernel".into(),
+        Job::Profile { variant, .. } => match variant.kernel() {
+            Some(Ok(k)) => k.profiled(),
+            _ => "gemm_kernel".into(),
+        },
         _ => "gemm_kernel".into(),
     }
 }

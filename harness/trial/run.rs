@@ -6,7 +6,6 @@ use crate::error::{Error, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::diag::HangWatch;
 use crate::kernel::problem::{DType, Shape};
-use crate::kernel::stream::StreamConfig;
 use crate::measure::cublas_choice::choose_cublas_path;
 use crate::measure::measures::{self, Measure};
 use crate::measure::operands::{rotation_sets, Operands, Seeds, UtilKernels};
@@ -320,13 +319,8 @@ fn flags_for(cmp: &Comparison, noise_floor: f64) -> Vec<String> {
 /// What a variant that takes `us` per launch achieved: GEMMs their throughput and effective bandwidth, load
 /// paths the rate they fill shared memory, the read floor the rate it reads A and B.
 fn measures_of(us: f64, shape: &Shape, spec: &VariantSpec) -> Vec<Measure> {
-    match spec {
-        VariantSpec::LoadPath { config, .. } => {
-            measures::load_path(us, config.bytes_per_launch(shape))
-        }
-        VariantSpec::Stream { .. } => {
-            measures::read_floor(us, StreamConfig::bytes_per_launch(shape))
-        }
+    match spec.kernel() {
+        Some(Ok(k)) => k.measures(us, shape),
         _ => measures::gemm(us, shape),
     }
 }
@@ -534,13 +528,8 @@ fn check_job(
     dtype: DType,
 ) -> Result<TrialRecord> {
     variant.validate_for(shape, dtype)?;
-    if let VariantSpec::Gemm { config, .. } = variant {
-        if !config.computes_gemm() && config.fault.is_none() {
-            return Err(Error::Config(format!(
-                "{} computes no GEMM to check against cuBLAS",
-                variant.name()
-            )));
-        }
+    if let Some(kernel) = variant.kernel() {
+        kernel?.checkable(&variant.name())?;
     }
     let util = UtilKernels::new(&ctx.gpu, dtype)?;
     let base = |observed| TrialRecord {

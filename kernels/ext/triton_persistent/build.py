@@ -4,7 +4,7 @@ and its SHA-256. Run it through build.sh, which pins the compiler: triton==3.6.0
     python3 build.py OUT_DIR [--dtype fp16|bf16]
 
 The compile options below are the module's whole configuration: kernel.toml states the same numbers (its
-`block`, `shared_memory`, scratch size and `requires`), and a test (harness/kernel/external.rs) checks the
+`block`, `shared_memory`, scratch size and `requires`), and a test (harness/families/external/manifest.rs) checks the
 manifest against the metadata file this writes.
 """
 

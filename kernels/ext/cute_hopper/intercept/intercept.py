@@ -1,7 +1,7 @@
 """Runs the compiled host launcher of gemm.py once, on the CPU, against driver_stub.c (build.sh --intercept), so
 that what it asks of the driver is recorded: the tensor maps it encodes (cuTensorMapEncodeTiled's arguments) and
 the launch (grid, block, shared memory, attributes, every parameter's bytes). The record, with addresses replaced
-by the operands' names, is intercept/record.txt; a CPU test in harness/kernel/external.rs checks kernel.toml
+by the operands' names, is intercept/record.txt; a CPU test in harness/families/external/manifest.rs checks kernel.toml
 against it.
 
     python3 intercept.py fp16|bf16     (with STUB_LOG, LD_PRELOAD and LD_LIBRARY_PATH set by build.sh)

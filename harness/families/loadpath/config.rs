@@ -69,7 +69,7 @@ impl LoadPathConfig {
         }
         Ok(())
     }
-    fn defines(&self, checksum: bool) -> Vec<(&'static str, String)> {
+    pub fn defines(&self, checksum: bool) -> Vec<(&'static str, String)> {
         let mut d = source::util_defines(DType::F16);
         d.retain(|(k, _)| *k != "BOUNDED" && *k != "HANG_TIMEOUT_NS");
         d.extend([

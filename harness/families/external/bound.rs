@@ -1,14 +1,14 @@
-//! An external kernel (harness/kernel/external.rs) bound to a problem's operand sets: built, loaded, its entry
+//! An external kernel (manifest.rs) bound to a problem's operand sets: built, loaded, its entry
 //! point's parameters checked against the manifest, and its launch evaluated once, here, not at every launch.
 
 use crate::error::{config_err, Error, Result};
+use crate::families::external::manifest::{
+    ExternalSpec, LaunchPlan, Manifest, MapOperand, PlannedParam, MAX_PARAMS, TMA_PARAM_BYTES,
+};
 use crate::gpu::compile::ResourceReport;
 use crate::gpu::device::Gpu;
 use crate::gpu::launch::{launch_dims, Kernel, LaunchDims};
 use crate::gpu::memory::DeviceBuffer;
-use crate::kernel::external::{
-    ExternalSpec, LaunchPlan, Manifest, MapOperand, PlannedParam, MAX_PARAMS, TMA_PARAM_BYTES,
-};
 use crate::kernel::problem::DType;
 use crate::kernel::tma;
 use crate::measure::operands::{GuardedOutput, Operands};

@@ -6,10 +6,10 @@
 //! expr.rs; docs/external-kernels.md is the user's guide.
 
 use crate::error::{Error, Result};
+use crate::families::external::expr::Expr;
 use crate::gpu::compile::{self, ptx_entries, Compiled, FunctionReport, ResourceReport};
 use crate::gpu::cubin::cubin_kernels;
 use crate::kernel::config::Swizzle;
-use crate::kernel::expr::Expr;
 use crate::kernel::problem::{DType, Shape};
 use crate::kernel::tma::{self, TmaParams};
 use serde::{Deserialize, Serialize};
@@ -1574,7 +1574,12 @@ BN = { default = 128 }
             .unwrap_err()
             .to_string();
         assert!(e.contains("requires[0]"), "{e}");
-        let shown = v.outside_ladder_shown(DType::F16, false).unwrap().unwrap();
+        let shown = v
+            .kernel()
+            .unwrap()
+            .unwrap()
+            .shown(&v.name(), DType::F16, false)
+            .unwrap();
         assert!(shown.contains("#define BM 64") && shown.contains("mma_tile_gemm"));
     }
 
@@ -1988,7 +1993,7 @@ BN = { default = 128 }
     }
 
     fn recorded() -> Vec<Recorded> {
-        let text = include_str!("../../kernels/ext/cute_hopper/intercept/record.txt");
+        let text = include_str!("../../../kernels/ext/cute_hopper/intercept/record.txt");
         let mut out: Vec<Recorded> = Vec::new();
         for line in text.lines() {
             if let Some(rest) = line.strip_prefix("problem ") {
@@ -2144,7 +2149,7 @@ BN = { default = 128 }
         let dir = scratch_folder("fuzz");
         std::fs::write(dir.join("k.cu"), "").unwrap();
         std::fs::write(dir.join("mma_tile.cu"), "").unwrap();
-        let example = include_str!("../../kernels/ext/mma_tile/kernel.toml");
+        let example = include_str!("../../../kernels/ext/mma_tile/kernel.toml");
         let mut rng = Rng::new(38);
         let shapes = [
             Shape::new("a", 256, 256, 64),

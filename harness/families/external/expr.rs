@@ -1,4 +1,4 @@
-//! The expressions of an external kernel's manifest (harness/kernel/external.rs): whole numbers in 64 bits,
+//! The expressions of an external kernel's manifest (harness/families/external/manifest.rs): whole numbers in 64 bits,
 //! `+ - * / %`, parentheses, `min`, `max`, `cdiv` (division rounded up), comparisons, and `&& || !` for `requires`.
 //! Overflow, division by zero and nesting past a limit are errors, never panics or wrapped values.
 
