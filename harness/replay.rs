@@ -17,17 +17,17 @@ pub fn reference_dir() -> PathBuf {
     }
 }
 
-/// The reference runs of `suite`, oldest first.
+/// The reference runs of `suite`, oldest first, plain or kept compressed (`NAME.json.xz`).
 pub fn reference_runs(suite: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(reference_dir())
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(&format!("{suite}-")))
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with(&format!("{suite}-"))
+                    && (n.ends_with(".json") || n.ends_with(".json.xz"))
+            })
         })
         .collect();
     files.sort();

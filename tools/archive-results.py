@@ -1,18 +1,16 @@
 #!/usr/bin/env python3
-"""Keeps older H200 run records xz-compressed (issue 39: the tracked tree is mostly run records).
+"""Keeps H200 run records xz-compressed (issue 39: the tracked tree is mostly run records).
 
-A record under a results/h200/<commit>/ folder becomes NAME.json.xz beside where it was written; the harness reads
-it by its written name (harness/report/results.rs, `read_text`), tests that walk the archive read it through the
-compression, and `xz -dk NAME.json.xz` gives the file back. Left as plain JSON, because something reads them as
-they are:
-- runs at the top of results/h200/ (the replay tests' reference runs);
-- a run named anywhere in the code, the pins, the tools, the docs or the hypotheses (pin runs among them);
-- the two newest runs of each suite with at least half as many trials as its largest (the whole-suite runs a
-  reviewer or the before-stop check reads first).
+A record becomes NAME.json.xz beside where it was written; the harness reads it by its written name
+(harness/report/results.rs, `read_text`), so do tools/pins.py and tools/suite_cost.py, tests that walk the archive
+read it through the compression, and `xz -dk NAME.json.xz` gives the file back. Left as plain JSON: the two newest
+runs of each suite with at least half as many trials as its largest (the whole-suite runs a reviewer, or the
+before-stop check, reads first). With --old-rule, also the runs at the top of results/h200/ and every run named
+anywhere in the code, pins, tools, docs or hypotheses (what this tool kept before those readers took .xz).
 
-Usage, from the repository root: python3 tools/archive-results.py [--dry-run] [--most-mb N]
---most-mb caps the megabytes of JSON compressed in one go (a submission's diffs count what a change removes).
-Then `git add -A results` and commit.
+Usage, from the repository root: python3 tools/archive-results.py [--dry-run] [--most-mb N] [--old-rule]
+--most-mb caps the megabytes of JSON compressed in one go (a submission's diffs count what a change removes); the
+top-level runs go first. Then `git add -A results` and commit.
 """
 import argparse
 import glob
@@ -75,16 +73,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--most-mb", type=float, default=100.0)
+    ap.add_argument("--old-rule", action="store_true")
     args = ap.parse_args()
     records = runs()
     keep = kept_plain(records)
-    named = named_anywhere()
+    named = named_anywhere() if args.old_rule else ""
     top = os.path.join(ROOT, "results", "h200")
     chosen, total = [], 0
-    for f in sorted(records, key=os.path.getsize, reverse=True):
+    at_top = lambda f: os.sep not in os.path.relpath(f, top)
+    for f in sorted(records, key=lambda f: (not at_top(f), -os.path.getsize(f))):
         rel = os.path.relpath(f, top)
         stem = os.path.basename(f)[: -len(".json")]
-        if os.sep not in rel or f in keep or stem in named or rel in named:
+        if f in keep or (args.old_rule and (at_top(f) or stem in named or rel in named)):
             continue
         size = os.path.getsize(f)
         if total + size > args.most_mb * 1e6:

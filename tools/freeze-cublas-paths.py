@@ -7,6 +7,7 @@ is judged against the path it was pinned on. A different path is a re-pin: choos
 Usage, from the repository root: python3 tools/freeze-cublas-paths.py
 """
 import json
+import lzma
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -18,7 +19,8 @@ DATE = "2026-12-01T23:45:32Z"
 def main():
     paths = json.load(open(os.path.join(RUN, "cublas-paths.txt")))
     times = json.load(open(os.path.join(RUN, "cublas-path-times.txt")))
-    dev = json.load(open(ENV_RUN))["environment"]["device"]
+    with (open(ENV_RUN) if os.path.exists(ENV_RUN) else lzma.open(ENV_RUN + ".xz", "rt")) as f:
+        dev = json.load(f)["environment"]["device"]
     choices = {}
     for old_key, path in paths.items():
         gpu, _name, dims, dtype, version = old_key.split("|")

@@ -14,6 +14,7 @@ Usage, from the repository root: python3 tools/pins.py [--check | --run-prior]
     the baseline rule calls identical code slower or faster between the pin runs.
 """
 import json
+import lzma
 import math
 import os
 import sys
@@ -50,11 +51,21 @@ HEURISTIC = "cublasLt[algo 0]"
 RATIO_KINDS = ("RatioNear", "EffectNear", "Verdict")
 
 
+def read_run(name):
+    """A committed run by its name (results/h200/NAME.json), plain or kept as NAME.json.xz."""
+    path = os.path.join(H200, name + ".json")
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    with lzma.open(path + ".xz", "rt") as f:
+        return json.load(f)
+
+
 def load_run(files):
     trials = {}
     env = None
     for f in files:
-        d = json.load(open(os.path.join(H200, f + ".json")))
+        d = read_run(f)
         env = d["environment"]
         for t in d["trials"]:
             trials[t["name"]] = t
@@ -305,7 +316,7 @@ _cache = {}
 
 def load_cache(f):
     if f not in _cache:
-        _cache[f] = {t["name"] for t in json.load(open(os.path.join(H200, f + ".json")))["trials"]}
+        _cache[f] = {t["name"] for t in read_run(f)["trials"]}
     return _cache[f]
 
 

@@ -13,6 +13,7 @@ get those phases summed, worker by worker.
 """
 import collections
 import json
+import lzma
 import sys
 import tarfile
 
@@ -29,7 +30,7 @@ def runs(paths):
                         except ValueError:
                             continue
         else:
-            with open(path) as f:
+            with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
                 yield path, json.load(f)
 
 
