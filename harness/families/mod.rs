@@ -190,6 +190,29 @@ pub fn read_back<T: serde::de::DeserializeOwned>(
         .map_err(|e| Error::Config(format!("a stored `{family}` configuration: {e}")))
 }
 
+/// A kernel that waits on the previous grid when launched under PDL (`pdl=1`: griddepcontrol, sm_90) and otherwise
+/// runs from sm_80.
+pub fn pdl_arch(pdl: bool) -> Arch {
+    if pdl {
+        Arch::PDL
+    } else {
+        Arch::OLDEST
+    }
+}
+
+/// What `show` prints of a kernel compiled from `file` (kernels/) with `defines`: its label, then only what it
+/// compiles and uses (`everything`: the whole program).
+pub fn shown_program(
+    name: &str,
+    defines: &[(&str, String)],
+    kernel: &str,
+    file: &str,
+    everything: bool,
+) -> Result<String> {
+    let program = crate::kernel::source::resolved_program_of(defines, kernel, file, everything)?;
+    Ok(format!("// {name}\n{program}"))
+}
+
 /// What `list` says of the families with a spec of their own.
 pub fn listing() -> String {
     FAMILIES.iter().map(|f| f.about()).collect()

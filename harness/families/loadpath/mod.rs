@@ -52,13 +52,13 @@ impl Kernel for LoadPathConfig {
         compile::compile(name, &self.program(false))
     }
     fn shown(&self, name: &str, _dtype: DType, everything: bool) -> Result<String> {
-        let program = source::resolved_program_of(
+        super::shown_program(
+            name,
             &self.defines(false),
             source::LOAD_PATH,
             "load_path.cu",
             everything,
-        )?;
-        Ok(format!("// {name}\n{program}"))
+        )
     }
     fn bind<'a>(
         &self,

@@ -41,11 +41,7 @@ impl Family for Skinny {
 impl Kernel for SkinnyConfig {
     /// With `pdl=1` it waits on the previous grid (griddepcontrol, sm_90); otherwise anything from sm_80.
     fn needs(&self) -> Arch {
-        if self.pdl {
-            Arch::PDL
-        } else {
-            Arch::OLDEST
-        }
+        super::pdl_arch(self.pdl)
     }
     fn validate_shape(&self, shape: &Shape) -> Result<()> {
         SkinnyConfig::validate_shape(self, shape)
@@ -60,13 +56,13 @@ impl Kernel for SkinnyConfig {
         compile::compile(name, &self.program(dtype))
     }
     fn shown(&self, name: &str, dtype: DType, everything: bool) -> Result<String> {
-        let program = source::resolved_program_of(
+        super::shown_program(
+            name,
             &self.defines(dtype),
             source::SKINNY,
             "skinny.cu",
             everything,
-        )?;
-        Ok(format!("// {name}\n{program}"))
+        )
     }
     fn bind<'a>(
         &self,

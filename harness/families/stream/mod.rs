@@ -42,11 +42,7 @@ impl Family for Stream {
 impl Kernel for StreamConfig {
     /// With `pdl=1` it waits on the previous grid (griddepcontrol, sm_90); otherwise anything from sm_80.
     fn needs(&self) -> Arch {
-        if self.pdl {
-            Arch::PDL
-        } else {
-            Arch::OLDEST
-        }
+        super::pdl_arch(self.pdl)
     }
     fn validate_shape(&self, shape: &Shape) -> Result<()> {
         StreamConfig::validate_shape(self, shape)
@@ -58,13 +54,13 @@ impl Kernel for StreamConfig {
         compile::compile(name, &self.program())
     }
     fn shown(&self, name: &str, _dtype: DType, everything: bool) -> Result<String> {
-        let program = source::resolved_program_of(
+        super::shown_program(
+            name,
             &self.defines(),
             source::STREAM_READ,
             "stream_read.cu",
             everything,
-        )?;
-        Ok(format!("// {name}\n{program}"))
+        )
     }
     fn bind<'a>(
         &self,
