@@ -37,26 +37,9 @@ fn built_alone(spec: &VariantSpec, dtype: DType) -> bool {
     }
 }
 
-/// The variants a job builds.
+/// The variants a job builds, and its dtype.
 fn specs(job: &Job) -> (Vec<&VariantSpec>, DType) {
-    match job {
-        Job::Compare {
-            baseline,
-            candidate,
-            dtype,
-            ..
-        } => (vec![baseline, candidate], *dtype),
-        Job::Check { variant, dtype, .. } | Job::Profile { variant, dtype, .. } => {
-            (vec![variant], *dtype)
-        }
-        Job::Sweep { points, dtype, .. }
-        | Job::Sustain {
-            variants: points,
-            dtype,
-            ..
-        } => (points.iter().collect(), *dtype),
-        Job::CublasVsCpu { dtype } => (Vec::new(), *dtype),
-    }
+    (job.variants(), job.dtype())
 }
 
 /// One CPU trial per distinct kernel program the GPU trials use: it must compile for sm_90a with NVRTC, without

@@ -179,6 +179,18 @@ impl Job {
         }
     }
 
+    /// The dtype of its operands.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Job::Compare { dtype, .. }
+            | Job::Sweep { dtype, .. }
+            | Job::Check { dtype, .. }
+            | Job::CublasVsCpu { dtype }
+            | Job::Sustain { dtype, .. }
+            | Job::Profile { dtype, .. } => *dtype,
+        }
+    }
+
     /// Why the GPU `gpu` of compute capability `cc` cannot run the job (the first variant it cannot run, and what
     /// that needs), or None.
     pub fn refused_by(&self, gpu: &str, cc: (i32, i32)) -> Option<String> {
