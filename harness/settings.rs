@@ -125,7 +125,7 @@ pub const KNOWN: [(&str, &str); 28] = [
     ),
     (
         "GEMM_ABLATE_PROCESSES",
-        "a comparison is spread over at most this many worker processes, with a look after each (3); a trial checking a pin runs on to twice as many to reach its precision",
+        "a comparison is spread over at most this many worker processes, with a look after each (3); a trial checking a pin runs on to twice as many to reach its precision, and one expecting a verdict while still inconclusive",
     ),
     (
         "GEMM_ABLATE_ROUNDS_PER_PROCESS",

@@ -592,8 +592,8 @@ fn run_trial(
     device: usize,
     seat: Option<&device::GpuSeat>,
 ) -> Vec<TrialRecord> {
-    let precision = workers::precision_for(expectation);
-    let precision_text = precision.map(|p| format!("{p:.4}"));
+    let asks = workers::asks_of(expectation);
+    let precision_text = asks.precision.map(|p| format!("{p:.4}"));
     let visible = device::visible_devices_for(
         device,
         std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref(),
@@ -613,7 +613,7 @@ fn run_trial(
     let mut text = String::new();
     let records = (0..repeat)
         .map(|i| {
-            let outcome = workers::run(name, job, deadline, &env, spread, precision);
+            let outcome = workers::run(name, job, deadline, &env, spread, asks);
             let extra: Vec<&str> = outcome
                 .output
                 .lines()

@@ -183,11 +183,10 @@ pub(crate) fn ladder(filters: &[String], deadline: Duration, settings: &Settings
     for trial in chosen {
         let name = trial.name.trim_start_matches("ladder::").to_string();
         progress.start(&name);
-        let precision = harness::trial::workers::precision_for(&trial.expectation);
-        let r =
-            harness::trial::workers::run(&trial.name, &trial.job, deadline, &[], spread, precision)
-                .record
-                .judged(&trial.expectation);
+        let asks = harness::trial::workers::asks_of(&trial.expectation);
+        let r = harness::trial::workers::run(&trial.name, &trial.job, deadline, &[], spread, asks)
+            .record
+            .judged(&trial.expectation);
         eprintln!(
             "{name}: {} ({})",
             harness::report::text::ladder_cell(&r),
@@ -287,7 +286,9 @@ pub(crate) fn compare(
             parsed[0].name(),
             shape.name
         );
-        let mut r = harness::trial::workers::run(&name, &job, deadline, &[], spread, None).record;
+        let mut r =
+            harness::trial::workers::run(&name, &job, deadline, &[], spread, Default::default())
+                .record;
         r.judgement = match &r.observed {
             Observed::Compared(e) => harness::report::text::estimate_line(e),
             Observed::Wrong { message: m, .. }

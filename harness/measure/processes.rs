@@ -125,7 +125,11 @@ pub fn across_processes(
 /// planned process, or the last planned process. A comparison that asks for a precision (a pinned ratio is
 /// checked to within its tolerance) and has not reached it there runs on to `precision_processes`, whatever it
 /// finds on the way: whether it goes on depends on the spread, not on where the estimate lies, and the one verdict
-/// taken at the end spends the last look's share (simulated in `oc.rs`: the rates stay as planned).
+/// taken at the end spends the last look's share (simulated in `oc.rs`: the rates stay as planned). A comparison
+/// whose expectation is a threshold ("under 15% of the baseline's time") ends before the last planned process only
+/// once its interval lies wholly on one side of that threshold: the threshold is one more edge, like the band's,
+/// that a look must clear to decide (at 1d1f9c2 a comparison stopped on its first, decisive look with an interval
+/// of +-10% that still reached over its 0.15).
 pub struct ProcessRule {
     pub settings: StatsSettings,
     pub prior: Option<ProcessPrior>,
@@ -133,6 +137,12 @@ pub struct ProcessRule {
     pub precision: Option<f64>,
     /// The most processes a comparison that asks for a precision may take to reach it.
     pub precision_processes: usize,
+    /// A ratio the expectation is judged against: a look ends early only with its interval clear of it.
+    pub threshold: Option<f64>,
+    /// The expectation is a verdict: a comparison still inconclusive at the last planned process, its processes
+    /// within `DECIDE_MOST_SPREAD` of each other, runs on to `precision_processes`, as one short of a precision
+    /// does, and is judged once there.
+    pub decide: bool,
 }
 
 impl ProcessRule {
@@ -143,6 +153,8 @@ impl ProcessRule {
             prior,
             precision: None,
             precision_processes: settings.looks,
+            threshold: None,
+            decide: false,
         }
     }
 
@@ -152,11 +164,18 @@ impl ProcessRule {
         let precise = self
             .precision
             .is_none_or(|p| (e.ci.1 / e.ci.0).ln() / 2.0 <= p);
+        let clear = self.threshold.is_none_or(|t| e.ci.1 < t || e.ci.0 > t);
         let (q, planned) = (parts.len(), self.settings.looks);
         let ends = if q < planned {
-            e.verdict.is_decisive() && precise
+            e.verdict.is_decisive() && precise && clear
         } else if q == planned {
-            precise || self.precision_processes <= planned
+            let undecided = self.decide
+                && !e.verdict.is_decisive()
+                && e.processes
+                    .as_ref()
+                    .and_then(|p| p.observed_sd)
+                    .is_some_and(|sd| sd <= DECIDE_MOST_SPREAD);
+            (precise && !undecided) || self.precision_processes <= planned
         } else {
             // Stopping at the first narrow enough look would favour spreads that came out small by chance and
             // state too narrow an interval: once past the plan, the comparison runs to its cap.
@@ -165,6 +184,11 @@ impl ProcessRule {
         ends.then_some(e)
     }
 }
+
+/// A verdict still undecided at the last planned process runs on only where its processes agree to within this
+/// (log sd): there three more processes can decide it, while a comparison whose processes scatter more gains
+/// little and would add to the false "no change" on the band's edge (simulated in `oc.rs`).
+pub const DECIDE_MOST_SPREAD: f64 = 0.005;
 
 /// The kind of comparison a prior is measured for: between two of the suite's (or a user's) kernels, or against
 /// cuBLAS, whose own between-process spread (its path, its workspace) adds to the kernel's.

@@ -142,7 +142,15 @@ fn run(name: &str, job: &Job, env: &[(&str, &str)]) -> TrialRecord {
 
 /// One comparison as a user's runs: over worker processes (trial/workers.rs).
 fn run_spread(name: &str, job: &Job, spread: Spread) -> TrialRecord {
-    workers::run(name, job, Duration::from_secs(120), &[], spread, None).record
+    workers::run(
+        name,
+        job,
+        Duration::from_secs(120),
+        &[],
+        spread,
+        Default::default(),
+    )
+    .record
 }
 
 /// Runs `repetitions` short comparisons of `job`, each over its own worker processes, and counts the verdicts.

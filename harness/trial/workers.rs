@@ -61,27 +61,47 @@ pub fn kind_of(job: &Job) -> Kind {
     }
 }
 
-/// A pinned ratio is checked to within its tolerance: a comparison samples until its interval's half-width (log
-/// scale) is comfortably under the window's.
-pub fn precision_for(expectation: &crate::trial::expectation::Expectation) -> Option<f64> {
+/// What an expectation asks of a comparison before a look may end it early.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Asks {
+    /// A log half-width: a pinned ratio is checked to within its tolerance, so a comparison samples until its
+    /// interval's half-width is comfortably under the window's.
+    pub precision: Option<f64>,
+    /// A ratio the expectation is judged against: a look ends early only with its interval clear of it.
+    pub threshold: Option<f64>,
+    /// The expectation is a verdict: a comparison still inconclusive after the planned processes runs on.
+    pub decide: bool,
+}
+
+/// What `expectation` asks of the comparison that judges it.
+pub fn asks_of(expectation: &crate::trial::expectation::Expectation) -> Asks {
+    use crate::trial::expectation::Expect;
     match expectation.expect {
-        crate::trial::expectation::Expect::RatioNear { tolerance, .. }
-        | crate::trial::expectation::Expect::EffectNear { tolerance, .. } => {
-            Some(0.8 * tolerance.ln_1p())
-        }
-        _ => None,
+        Expect::RatioNear { tolerance, .. } | Expect::EffectNear { tolerance, .. } => Asks {
+            precision: Some(0.8 * tolerance.ln_1p()),
+            ..Asks::default()
+        },
+        Expect::TimeRatioBelow(share) => Asks {
+            threshold: Some(share),
+            ..Asks::default()
+        },
+        Expect::Verdict(_) => Asks {
+            decide: true,
+            ..Asks::default()
+        },
+        _ => Asks::default(),
     }
 }
 
 /// Runs `job`: a comparison over worker processes, anything else in one child. `env` goes to every child;
-/// `precision` (a log half-width) keeps a decisive comparison going until its interval is that narrow.
+/// `asks` keeps a decisive comparison going until its interval is as narrow as asked and clear of the threshold.
 pub fn run(
     name: &str,
     job: &Job,
     deadline: Duration,
     env: &[(&str, &str)],
     spread: Spread,
-    precision: Option<f64>,
+    asks: Asks,
 ) -> ChildOutcome {
     if !matches!(job, Job::Compare { .. }) {
         return subprocess::run_in_child_with_env(name, job, deadline, env);
@@ -95,7 +115,9 @@ pub fn run(
     ]);
     let started = Instant::now();
     let mut rule = ProcessRule {
-        precision,
+        precision: asks.precision,
+        threshold: asks.threshold,
+        decide: asks.decide,
         precision_processes: spread.precision_processes(),
         ..ProcessRule::new(spread.process_settings(), None)
     };
@@ -189,6 +211,27 @@ fn merged(
 mod tests {
     use super::*;
     use crate::kernel::problem::{shape, DType};
+
+    #[test]
+    fn a_pin_asks_a_precision_and_a_threshold_its_edge() {
+        use crate::trial::expectation::{Expect, Expectation};
+        let asks = |expect| asks_of(&Expectation::hypothesis(expect, "a test"));
+        assert_eq!(
+            asks(Expect::TimeRatioBelow(0.15)),
+            Asks {
+                threshold: Some(0.15),
+                ..Asks::default()
+            }
+        );
+        assert!(asks(Expect::Verdict(crate::measure::stats::Verdict::NoChange)).decide);
+        let pin = asks(Expect::RatioNear {
+            ratio: 1.0,
+            tolerance: 0.03,
+        });
+        assert!((pin.precision.unwrap() - 0.8 * 0.03f64.ln_1p()).abs() < 1e-12);
+        assert_eq!(pin.threshold, None);
+        assert_eq!(asks(Expect::Correct), Asks::default());
+    }
 
     fn compare(baseline: VariantSpec, candidate: VariantSpec) -> Job {
         Job::Compare {
