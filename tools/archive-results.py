@@ -3,12 +3,23 @@
 
 A record becomes NAME.json.xz beside where it was written; the harness reads it by its written name
 (harness/report/results.rs, `read_text`), so do tools/pins.py and tools/suite_cost.py, tests that walk the archive
-read it through the compression, and `xz -dk NAME.json.xz` gives the file back. Left as plain JSON: the two newest
-runs of each suite with at least half as many trials as its largest (the whole-suite runs a reviewer, or the
-before-stop check, reads first). With --old-rule, also the runs at the top of results/h200/ and every run named
+read it through the compression, and `xz -dk NAME.json.xz` gives the file back. The newest run of each test suite
+(ablations, microbench) with at least half as many trials as its largest (the whole-suite run a reviewer, or the
+before-stop check, reads first) is compressed too, and a plain NAME.summary.json beside it keeps what a reader
+needs: the environment and, per trial, its name, expectation, outcome, judgement, flags, duration and the
+estimate, without the rounds and the variants' details (about a sixth of the size). With --old-rule, also the runs at the top of results/h200/ and every run named
 anywhere in the code, pins, tools, docs or hypotheses (what this tool kept before those readers took .xz).
 
+With --pack-folders, each folder of results/h200/ (a commit's records, or a report) that no code, pin or test reads
+by its path and that holds no run kept plain becomes one FOLDER.tar.xz beside it, its records decompressed
+first so that the archive compresses them together (about 3x smaller than one .xz a file):
+`tar xJf results/h200/FOLDER.tar.xz -C results/h200` brings it back, as it was but for the .xz of its files.
+
+Logs (`*.log`) are kept as NAME.log.xz too, except beside the runs kept plain: a reader opens them with
+`xzless`, and no code reads them.
+
 Usage, from the repository root: python3 tools/archive-results.py [--dry-run] [--most-mb N] [--old-rule]
+[--pack-folders]
 --most-mb caps the megabytes of JSON compressed in one go (a submission's diffs count what a change removes); the
 top-level runs go first. Then `git add -A results` and commit.
 """
@@ -17,6 +28,8 @@ import glob
 import json
 import lzma
 import os
+import re
+import shutil
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,6 +52,8 @@ def runs():
     """Every run record under results/, with its suite, commit, date and trial names."""
     found = {}
     for f in glob.glob(os.path.join(ROOT, "results", "**", "*.json"), recursive=True):
+        if f.endswith(".summary.json"):
+            continue
         try:
             with open(f) as fh:
                 d = json.load(fh)
@@ -51,20 +66,38 @@ def runs():
     return found
 
 
+SUMMARY_FIELDS = ["name", "description", "shape", "dtype", "expectation", "observed", "passed", "judgement", "flags",
+                  "duration_s", "gpu"]
+
+
+def summarize(f):
+    """NAME.summary.json beside the record `f`: what a reader needs of each trial (see the module's text)."""
+    with open(f) as fh:
+        d = json.load(fh)
+    summary = {"summary_of": os.path.basename(f) + ".xz", "environment": d.get("environment"),
+               "suite": d.get("suite"),
+               "trials": [{k: t[k] for k in SUMMARY_FIELDS if k in t} for t in d["trials"] if isinstance(t, dict)]}
+    with open(f[: -len(".json")] + ".summary.json", "w") as fh:
+        json.dump(summary, fh, indent=1)
+        fh.write("\n")
+
+
 def kept_plain(records):
-    """The files of the two newest big runs of each suite (a run may be several shard files of one commit)."""
+    """The files of the newest big run of each suite (a run may be several shard files of one commit)."""
     groups = {}
     for f, (suite, commit, date, names) in records.items():
-        g = groups.setdefault((suite, commit), {"files": [], "names": set(), "date": ""})
+        # The shards of one run share a commit and a folder (what else ran at that commit sits elsewhere).
+        g = groups.setdefault((suite, commit, os.path.dirname(f)), {"files": [], "names": set(), "date": ""})
         g["files"].append(f)
         g["names"] |= names
         g["date"] = max(g["date"], date)
     keep = set()
-    for suite in {k[0] for k in groups}:
+    # The whole-suite runs (what the before-stop check reads); a calibration or sweep record is only ever cited.
+    for suite in {k[0] for k in groups} & {"ablations", "microbench"}:
         mine = [g for k, g in groups.items() if k[0] == suite]
         most = max(len(g["names"]) for g in mine)
         big = sorted((g for g in mine if len(g["names"]) >= 0.5 * most), key=lambda g: g["date"], reverse=True)
-        for g in big[:2]:
+        for g in big[:1]:
             keep.update(g["files"])
     return keep
 
@@ -74,6 +107,7 @@ def main():
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--most-mb", type=float, default=100.0)
     ap.add_argument("--old-rule", action="store_true")
+    ap.add_argument("--pack-folders", action="store_true")
     args = ap.parse_args()
     records = runs()
     keep = kept_plain(records)
@@ -84,7 +118,10 @@ def main():
     for f in sorted(records, key=lambda f: (not at_top(f), -os.path.getsize(f))):
         rel = os.path.relpath(f, top)
         stem = os.path.basename(f)[: -len(".json")]
-        if f in keep or (args.old_rule and (at_top(f) or stem in named or rel in named)):
+        if f in keep:
+            if not args.dry_run:
+                summarize(f)
+        elif (args.old_rule and (at_top(f) or stem in named or rel in named)):
             continue
         size = os.path.getsize(f)
         if total + size > args.most_mb * 1e6:
@@ -103,6 +140,70 @@ def main():
         packed += len(data)
         os.remove(f)
     print(f"written as {packed / 1e6:.1f} MB of .json.xz")
+    # A run kept plain keeps its logs plain: those beside it, or beside its runs/ folder.
+    beside_kept = {os.path.dirname(os.path.dirname(f)) if os.path.basename(os.path.dirname(f)) == "runs"
+                   else os.path.dirname(f) for f in keep}
+    logs = [f for f in glob.glob(os.path.join(ROOT, "results", "**", "*.log"), recursive=True)
+            if os.path.dirname(f) not in beside_kept]
+    plain = sum(os.path.getsize(f) for f in logs)
+    written = 0
+    for f in logs:
+        with open(f, "rb") as fh:
+            data = lzma.compress(fh.read(), preset=9)
+        with open(f + ".xz", "wb") as fh:
+            fh.write(data)
+        written += len(data)
+        os.remove(f)
+    print(f"{len(logs)} logs, {plain / 1e6:.1f} MB, written as {written / 1e6:.1f} MB of .log.xz")
+    if args.pack_folders:
+        pack_folders(top, keep)
+
+
+def read_by_code():
+    """The folders of results/h200/ that code, pins, tools or tests open by path (docs and comments may cite any:
+    results/h200/README.md says how to unpack one)."""
+    files = subprocess.run(["git", "ls-files", "harness", "tools", "pins", "ablations/main.rs", "microbench",
+                            "calibration", ".ci"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    named = set()
+    for f in files:
+        with open(os.path.join(ROOT, f), errors="replace") as fh:
+            # A path in a string literal is read; one in a comment or a sentence is only cited.
+            named |= set(re.findall(r"""["'](?:\.\./)*results/h200/([^/"']+)/""", fh.read()))
+    return named
+
+
+def pack_folders(top, keep):
+    """Each folder no code reads and no kept run lives in, as one solid FOLDER.tar.xz (see the module's text)."""
+    import io
+    import tarfile
+    named = read_by_code()
+    kept_in = {os.path.relpath(f, top).split(os.sep)[0] for f in keep}
+    before = after = 0
+    for name in sorted(os.listdir(top)):
+        folder = os.path.join(top, name)
+        if not os.path.isdir(folder) or name in named or name in kept_in:
+            continue
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            for dirpath, dirnames, filenames in sorted(os.walk(folder)):
+                dirnames.sort()
+                for fn in sorted(filenames):
+                    path = os.path.join(dirpath, fn)
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                    before += len(data)
+                    arcname = os.path.relpath(path, top)
+                    if fn.endswith(".xz"):
+                        data, arcname = lzma.decompress(data), arcname[: -len(".xz")]
+                    info = tarfile.TarInfo(arcname)
+                    info.size, info.mtime = len(data), 0
+                    tar.addfile(info, io.BytesIO(data))
+        packed = lzma.compress(buf.getvalue(), preset=9 | lzma.PRESET_EXTREME)
+        with open(folder + ".tar.xz", "wb") as fh:
+            fh.write(packed)
+        after += len(packed)
+        shutil.rmtree(folder)
+    print(f"folders packed: {before / 1e6:.1f} MB as stored, {after / 1e6:.1f} MB as .tar.xz")
 
 
 if __name__ == "__main__":
