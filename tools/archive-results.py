@@ -52,8 +52,6 @@ def runs():
     """Every run record under results/, with its suite, commit, date and trial names."""
     found = {}
     for f in glob.glob(os.path.join(ROOT, "results", "**", "*.json"), recursive=True):
-        if f.endswith(".summary.json"):
-            continue
         try:
             with open(f) as fh:
                 d = json.load(fh)
@@ -118,6 +116,11 @@ def main():
     for f in sorted(records, key=lambda f: (not at_top(f), -os.path.getsize(f))):
         rel = os.path.relpath(f, top)
         stem = os.path.basename(f)[: -len(".json")]
+        if f.endswith(".summary.json"):
+            # A summary stays while its run is the newest; then its run's .json.xz is all there is.
+            if f not in keep and not args.dry_run:
+                os.remove(f)
+            continue
         if f in keep:
             if not args.dry_run:
                 summarize(f)
@@ -160,23 +163,28 @@ def main():
 
 
 def read_by_code():
-    """The folders of results/h200/ that code, pins, tools or tests open by path (docs and comments may cite any:
-    results/h200/README.md says how to unpack one)."""
+    """The folders of results/h200/ that code, pins, tools or tests open by path, and the records they open (docs
+    and comments may cite any: results/h200/README.md says how to unpack one). A path in a string literal is read;
+    one in a comment or a sentence is only cited."""
     files = subprocess.run(["git", "ls-files", "harness", "tools", "pins", "ablations/main.rs", "microbench",
                             "calibration", ".ci"], cwd=ROOT, capture_output=True, text=True).stdout.split()
-    named = set()
+    folders, records = set(), set()
     for f in files:
         with open(os.path.join(ROOT, f), errors="replace") as fh:
-            # A path in a string literal is read; one in a comment or a sentence is only cited.
-            named |= set(re.findall(r"""["'](?:\.\./)*results/h200/([^/"']+)/""", fh.read()))
-    return named
+            text = fh.read()
+        folders |= set(re.findall(r"""["'](?:\.\./)*/?results/h200/([^/"']+)/""", text))
+        # A test's fixture, by its path under results/h200/ ("9a8c135/ablations-....json").
+        for folder, rest in re.findall(r"""["'}](?:(?:\.\./)*results/h200/)?([0-9a-f]{7})/([^"']+\.json)""", text):
+            folders.add(folder)
+            records.add(os.path.join(folder, rest))
+    return folders, records
 
 
 def pack_folders(top, keep):
     """Each folder no code reads and no kept run lives in, as one solid FOLDER.tar.xz (see the module's text)."""
     import io
     import tarfile
-    named = read_by_code()
+    named, _ = read_by_code()
     kept_in = {os.path.relpath(f, top).split(os.sep)[0] for f in keep}
     before = after = 0
     for name in sorted(os.listdir(top)):

@@ -639,10 +639,12 @@ mod tests {
 
     #[test]
     fn a_sustained_run_gets_its_table() {
-        let text = include_str!(
-            "../../results/h200/f32970e/h75-clock-probe/runs/sustain-20261201T032537Z.json"
-        );
-        let run: RunFile = serde_json::from_str(text).expect("the committed sustained run parses");
+        let text = crate::report::results::read_text(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("results/h200/f32970e/h75-clock-probe/runs/sustain-20261201T032537Z.json"),
+        )
+        .expect("the committed sustained run (kept as .json.xz)");
+        let run: RunFile = serde_json::from_str(&text).expect("the committed sustained run parses");
         let report = build(&[("sustain-20261201T032537Z".into(), run)]).expect("a report");
         assert!(
             report.markdown.contains("(each kernel alone)")

@@ -375,7 +375,7 @@ mod tests {
     /// Files that parse but say what cannot be are refused on load, naming the trial.
     #[test]
     fn impossible_results_are_refused_on_load() {
-        let good = std::fs::read_to_string(super::committed_path(
+        let good = super::read_text(&super::committed_path(
             "9a8c135/ablations-20261130T123530Z.json",
         ))
         .unwrap();

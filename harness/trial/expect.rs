@@ -294,10 +294,17 @@ mod tests {
     fn paired_clocks_are_judged_from_the_rounds_probes() {
         // H104's first paired run: 256x192 against rung 10 on prefill_attn_out, both probing (1302.7 against
         // 1301.4 MHz).
-        let run: serde_json::Value = serde_json::from_str(include_str!(
-            "../../results/h200/029a7ba/h104-paired-clock/runs/compare-20261201T233305Z.json"
-        ))
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/results/h200/029a7ba/h104-paired-clock/runs/compare-20261201T233305Z.json.xz"
+        );
+        let mut text = Vec::new();
+        lzma_rs::xz_decompress(
+            &mut std::io::BufReader::new(std::fs::File::open(path).unwrap()),
+            &mut text,
+        )
         .unwrap();
+        let run: serde_json::Value = serde_json::from_slice(&text).unwrap();
         let record: TrialRecord = serde_json::from_value(run["trials"][0].clone()).unwrap();
         let together = judge(&Expect::PairedClocks { lo: 0.99, hi: 1.01 }, &record);
         assert!(together.passed, "{}", together.line);
