@@ -19,7 +19,7 @@ Logs (`*.log`) are kept as NAME.log.xz too, except beside the runs kept plain: a
 `xzless`, and no code reads them.
 
 Usage, from the repository root: python3 tools/archive-results.py [--dry-run] [--most-mb N] [--old-rule]
-[--pack-folders]
+[--pack-folders] [--recompress]
 --most-mb caps the megabytes of JSON compressed in one go (a submission's diffs count what a change removes); the
 top-level runs go first. Then `git add -A results` and commit.
 """
@@ -75,9 +75,11 @@ def summarize(f):
     summary = {"summary_of": os.path.basename(f) + ".xz", "environment": d.get("environment"),
                "suite": d.get("suite"),
                "trials": [{k: t[k] for k in SUMMARY_FIELDS if k in t} for t in d["trials"] if isinstance(t, dict)]}
+    # One trial a line: small, and still read a trial at a time.
+    trials = summary.pop("trials")
+    head = json.dumps(summary, separators=(",", ":"))[:-1]
     with open(f[: -len(".json")] + ".summary.json", "w") as fh:
-        json.dump(summary, fh, indent=1)
-        fh.write("\n")
+        fh.write(head + ',"trials":[\n' + ",\n".join(json.dumps(t, separators=(",", ":")) for t in trials) + "\n]}\n")
 
 
 def kept_plain(records):
@@ -106,6 +108,7 @@ def main():
     ap.add_argument("--most-mb", type=float, default=100.0)
     ap.add_argument("--old-rule", action="store_true")
     ap.add_argument("--pack-folders", action="store_true")
+    ap.add_argument("--recompress", action="store_true")
     args = ap.parse_args()
     records = runs()
     keep = kept_plain(records)
@@ -137,7 +140,7 @@ def main():
     packed = 0
     for f in chosen:
         with open(f, "rb") as fh:
-            data = lzma.compress(fh.read(), preset=9)
+            data = lzma.compress(fh.read(), preset=9 | lzma.PRESET_EXTREME)
         with open(f + ".xz", "wb") as fh:
             fh.write(data)
         packed += len(data)
@@ -152,7 +155,7 @@ def main():
     written = 0
     for f in logs:
         with open(f, "rb") as fh:
-            data = lzma.compress(fh.read(), preset=9)
+            data = lzma.compress(fh.read(), preset=9 | lzma.PRESET_EXTREME)
         with open(f + ".xz", "wb") as fh:
             fh.write(data)
         written += len(data)
@@ -160,6 +163,26 @@ def main():
     print(f"{len(logs)} logs, {plain / 1e6:.1f} MB, written as {written / 1e6:.1f} MB of .log.xz")
     if args.pack_folders:
         pack_folders(top, keep)
+    if args.recompress:
+        recompress()
+
+
+def recompress():
+    """Every .json.xz and .log.xz rewritten at xz's strongest preset where that is smaller (about 5%)."""
+    before = after = 0
+    for f in glob.glob(os.path.join(ROOT, "results", "**", "*.xz"), recursive=True):
+        if f.endswith(".tar.xz"):
+            continue
+        with open(f, "rb") as fh:
+            old = fh.read()
+        new = lzma.compress(lzma.decompress(old), preset=9 | lzma.PRESET_EXTREME)
+        before += len(old)
+        if len(new) < len(old):
+            with open(f, "wb") as fh:
+                fh.write(new)
+            old = new
+        after += len(old)
+    print(f"recompressed: {before / 1e6:.2f} MB -> {after / 1e6:.2f} MB")
 
 
 def read_by_code():
@@ -173,6 +196,9 @@ def read_by_code():
         with open(os.path.join(ROOT, f), errors="replace") as fh:
             text = fh.read()
         folders |= set(re.findall(r"""["'](?:\.\./)*/?results/h200/([^/"']+)/""", text))
+        # A pin's run, by its folder ("1142956/suite/runs/ablations-...": the pins test finds each committed).
+        if f.startswith("pins/"):
+            folders |= set(re.findall(r'"([0-9a-f]{7})/', text))
         # A test's fixture, by its path under results/h200/ ("9a8c135/ablations-....json").
         for folder, rest in re.findall(r"""["'}](?:(?:\.\./)*results/h200/)?([0-9a-f]{7})/([^"']+\.json)""", text):
             folders.add(folder)

@@ -455,6 +455,10 @@ pub fn print_baseline(c: &crate::report::baseline::BaselineComparison, name: &st
         c.only_now.len(),
         c.only_baseline.len()
     );
+    println!(
+        "  two runs carry the drift between them; to judge one external kernel across two commits without it, pair\n  \
+         both builds in one process: compare SHAPE \"$(tools/kernel-at.sh COMMIT NAME)\" ext:NAME (docs/external-kernels.md)"
+    );
 }
 
 /// `profile`: the variant's kernel and cuBLAS's, metric by metric, with their ratio.

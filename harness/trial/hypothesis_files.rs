@@ -600,4 +600,74 @@ reason = "a test"
             .to_string();
         assert!(e.contains("NVRTC failed to compile"), "{e}");
     }
+
+    /// One process, two commits (docs/external-kernels.md): an earlier build of a kernel, exported beside the
+    /// repository (`tools/kernel-at.sh`), and today's are two variants of one comparison, each built from its own
+    /// manifest and source.
+    #[test]
+    fn an_earlier_build_and_todays_are_one_comparison() {
+        let dir = scratch_folder("two-commits");
+        let before = dir.join("kernels/ext/mma_tile");
+        std::fs::create_dir_all(&before).unwrap();
+        let today = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/ext/mma_tile");
+        std::fs::copy(today.join("kernel.toml"), before.join("kernel.toml")).unwrap();
+        // The earlier source: today's with its k loop unrolled differently, as an edit between commits would be.
+        let source = std::fs::read_to_string(today.join("mma_tile.cu")).unwrap();
+        std::fs::write(
+            before.join("mma_tile.cu"),
+            format!("#define GEMM_ABLATE_EARLIER 1\n{source}"),
+        )
+        .unwrap();
+        let hypotheses = dir.join("hypotheses");
+        std::fs::create_dir_all(&hypotheses).unwrap();
+        std::fs::write(
+            hypotheses.join("same.toml"),
+            format!(
+                "name = \"the edit changed nothing\"\nwritten = \"2026-12-04\"\nbaseline = \"ext:{}\"\n\
+                 candidates = [\"ext:mma_tile\"]\nshapes = [\"square4096\"]\nexpect = \"no change\"\nreason = \"a define\"\n",
+                before.join("kernel.toml").display()
+            ),
+        )
+        .unwrap();
+        let loaded = load_folders(&[hypotheses]);
+        assert!(loaded.broken.is_empty(), "{:?}", loaded.broken);
+        let Job::Compare {
+            baseline,
+            candidate,
+            ..
+        } = &loaded.trials[0].job
+        else {
+            panic!("a comparison");
+        };
+        let spec = |v: &VariantSpec| {
+            let VariantSpec::Family { name, config, .. } = v else {
+                panic!("an external kernel: {v:?}");
+            };
+            let spec: crate::families::external::manifest::ExternalSpec =
+                crate::families::read_back("ext", config).unwrap();
+            (name.clone(), spec)
+        };
+        let ((old_name, old), (new_name, new)) = (spec(baseline), spec(candidate));
+        assert_ne!(old_name, new_name);
+        assert_eq!(
+            old.manifest,
+            std::fs::canonicalize(before.join("kernel.toml")).unwrap()
+        );
+        assert_eq!(
+            new.manifest,
+            std::fs::canonicalize(today.join("kernel.toml")).unwrap()
+        );
+        if !crate::gpu::probe::nvrtc_available() {
+            assert!(
+                !crate::settings::nvrtc_required(),
+                "GEMM_ABLATE_REQUIRE_NVRTC=1 and libnvrtc.so.13 not found"
+            );
+            return;
+        }
+        let (a, b) = (
+            old.build(&old_name, DType::F16).unwrap(),
+            new.build(&new_name, DType::F16).unwrap(),
+        );
+        assert!(!a.compiled.cubin.is_empty() && !b.compiled.cubin.is_empty());
+    }
 }
