@@ -15,8 +15,7 @@ by its path and that holds no run kept plain becomes one FOLDER.tar.xz beside it
 first so that the archive compresses them together (about 3x smaller than one .xz a file):
 `tar xJf results/h200/FOLDER.tar.xz -C results/h200` brings it back, as it was but for the .xz of its files.
 
-Logs (`*.log`) are kept as NAME.log.xz too, except beside the runs kept plain: a reader opens them with
-`xzless`, and no code reads them.
+Logs (`*.log`) are kept as NAME.log.xz too: a reader opens them with `xzless`, and no code reads them.
 
 Usage, from the repository root: python3 tools/archive-results.py [--dry-run] [--most-mb N] [--old-rule]
 [--pack-folders] [--recompress]
@@ -137,34 +136,29 @@ def main():
     print(f"{len(chosen)} records, {total / 1e6:.1f} MB of JSON to compress" + (" (dry run)" if args.dry_run else ""))
     if args.dry_run:
         return
-    packed = 0
-    for f in chosen:
-        with open(f, "rb") as fh:
-            data = lzma.compress(fh.read(), preset=9 | lzma.PRESET_EXTREME)
-        with open(f + ".xz", "wb") as fh:
-            fh.write(data)
-        packed += len(data)
-        os.remove(f)
+    packed = compress_in_place(chosen)
     print(f"written as {packed / 1e6:.1f} MB of .json.xz")
-    # A run kept plain keeps its logs plain: those beside it, or beside its runs/ folder.
-    beside_kept = {os.path.dirname(os.path.dirname(f)) if os.path.basename(os.path.dirname(f)) == "runs"
-                   else os.path.dirname(f) for f in keep}
-    logs = [f for f in glob.glob(os.path.join(ROOT, "results", "**", "*.log"), recursive=True)
-            if os.path.dirname(f) not in beside_kept]
+    logs = glob.glob(os.path.join(ROOT, "results", "**", "*.log"), recursive=True)
     plain = sum(os.path.getsize(f) for f in logs)
+    written = compress_in_place(logs)
+    print(f"{len(logs)} logs, {plain / 1e6:.1f} MB, written as {written / 1e6:.1f} MB of .log.xz")
+    if args.pack_folders:
+        pack_folders(top, keep)
+    if args.recompress:
+        recompress()
+
+
+def compress_in_place(files):
+    """Each file replaced by FILE.xz; the bytes written."""
     written = 0
-    for f in logs:
+    for f in files:
         with open(f, "rb") as fh:
             data = lzma.compress(fh.read(), preset=9 | lzma.PRESET_EXTREME)
         with open(f + ".xz", "wb") as fh:
             fh.write(data)
         written += len(data)
         os.remove(f)
-    print(f"{len(logs)} logs, {plain / 1e6:.1f} MB, written as {written / 1e6:.1f} MB of .log.xz")
-    if args.pack_folders:
-        pack_folders(top, keep)
-    if args.recompress:
-        recompress()
+    return written
 
 
 def recompress():
