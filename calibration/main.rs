@@ -1,18 +1,23 @@
 //! Calibration: the error rates of the suite's own verdicts, measured on the GPU. Each repetition is a full
 //! comparison under the default rule, over its own worker processes (trial/workers.rs). Not part of the everyday
-//! suite (about eight minutes on an H200): `cargo test --release --test calibration`.
+//! suite (about eight minutes on an H200 before the real pairs, which add about three): `cargo test --release --test calibration`.
 //!
 //! - `calibration::aa::<shape>`: cuBLAS against itself, 20 times on a square, a prefill and a decode shape;
 //! - `calibration::slowdown::square4096`: rung 7 against a separately compiled copy (a one-cycle spin) and
 //!   against itself plus a spin of about 1.5%, 2%, 2.5%, 3% and 5%, each true effect measured at length, then
 //!   20 short comparisons of each, every one in its own process, with how often one process's interval holds
 //!   the mean over the processes;
+//! - `calibration::real::<pair>`: real pairs whose truth is the mean over 20 repetitions (an ablation that moved
+//!   between processes, `auto` against cuBLAS at M = 16 and on 4096³): how often one comparison's
+//!   interval holds that mean, and no two contradicting decisive verdicts;
 //! - `calibration::simulated`: the rule's operating characteristics by simulation (CPU), for comparison.
 
 use harness::measure::oc::{simulate, simulate_processes, ProcessScenario, Scenario};
 use harness::report::results::{Environment, RunFile};
 use harness::settings::Settings;
-use harness::trial::calibration::{a_a, expectation, judge_row, slowdowns, CalibrationRow};
+use harness::trial::calibration::{
+    a_a, expectation, judge_row, real_pair, real_pairs, slowdowns, CalibrationRow,
+};
 use harness::trial::job::TrialRecord;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::process::ExitCode;
@@ -51,6 +56,22 @@ fn main() -> ExitCode {
             Box::new(move |records| Ok(vec![a_a(&n, shape, spread, REPETITIONS, records)])),
         ));
     }
+    for pair in real_pairs() {
+        let name = format!("calibration::real::{}", pair.0);
+        let n = name.clone();
+        gpu.push((
+            name,
+            Box::new(move |records| {
+                Ok(vec![real_pair(
+                    &n,
+                    pair.clone(),
+                    spread,
+                    REPETITIONS,
+                    records,
+                )])
+            }),
+        ));
+    }
     let name = "calibration::slowdown::square4096".to_string();
     let n = name.clone();
     gpu.push((
@@ -76,8 +97,9 @@ fn main() -> ExitCode {
     let mut trials: Vec<Trial> = harness::suite::compile_trials(&[spin]);
     for (name, body) in gpu {
         let (available, file) = (available.clone(), file.clone());
-        // The slowdowns time rung 7, a Hopper kernel; the A/A pairs are cuBLAS's and run on any GPU.
-        let needs = match name.contains("::slowdown::") {
+        // The slowdowns and the real pairs time the ladder's Hopper kernels; the A/A pairs are cuBLAS's and run
+        // on any GPU.
+        let needs = match name.contains("::slowdown::") || name.contains("::real::") {
             true => harness::gpu::arch::Arch::HOPPER,
             false => harness::gpu::arch::Arch::OLDEST,
         };

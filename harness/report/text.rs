@@ -304,7 +304,10 @@ pub fn calibration_line(row: &CalibrationRow) -> String {
     let truth = row
         .true_ratio
         .map(|(r, lo, hi)| format!("true ratio {r:.4} [{lo:.4}, {hi:.4}]"))
-        .unwrap_or_else(|| "true ratio 1 (A/A)".into());
+        .unwrap_or_else(|| match row.real {
+            true => "truth: the mean over the repetitions".into(),
+            false => "true ratio 1 (A/A)".into(),
+        });
     format!(
         "{:<34} {truth}: faster {}, slower {}, no change {}, inconclusive {}, failed {} of {}; interval +-{:.2}% (median), {:.1} s per comparison ({:.1} s timing)",
         row.what,

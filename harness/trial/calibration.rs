@@ -6,6 +6,10 @@
 //!   epilogue (the `spin` switch). The spin for each aim in `SLOWDOWNS` is found from a pilot measured at
 //!   length; each one's true effect is then measured once at length (32 rounds), and the short comparisons are
 //!   counted by verdict. Aim 0 is a one-cycle spin: a separately compiled module doing the same work.
+//! - Real pairs, whose truth nobody injected: an ablation that moved between processes (multicast on
+//!   decode_attn_out: 1.011-1.065 in six processes at 78da311, issue 37) and `auto` against cuBLAS. Their
+//!   truth is taken as the mean over the repetitions' processes; what is judged is how often one comparison's
+//!   interval holds it, and that no two repetitions reach contradicting decisive verdicts.
 
 use crate::kernel::ladder::Rung;
 use crate::kernel::problem::{shape, DType};
@@ -49,6 +53,9 @@ pub struct CalibrationRow {
     /// True where the candidate is a separately compiled copy meant to be timed as equal (A/A across modules).
     #[serde(default)]
     pub copy: bool,
+    /// True for a real pair, whose truth is only the mean over its repetitions.
+    #[serde(default)]
+    pub real: bool,
 }
 
 impl CalibrationRow {
@@ -80,6 +87,18 @@ pub fn judge_row(row: &CalibrationRow) -> Result<(), String> {
                 c * 100.0
             ));
         }
+    }
+    if row.real {
+        // Slower against no change, say: two decisive verdicts of one truth that cannot both hold. Decisive
+        // against inconclusive is a difference in evidence, not a contradiction.
+        let decisive = [row.faster, row.slower, row.no_change];
+        if decisive.iter().filter(|&&c| c > 0).count() > 1 {
+            return Err(format!(
+                "{}: contradicting verdicts over the repetitions: {} faster, {} slower, {} no change",
+                row.what, row.faster, row.slower, row.no_change
+            ));
+        }
+        return Ok(());
     }
     match row.true_ratio.filter(|_| !row.copy) {
         None => {
@@ -180,6 +199,7 @@ fn repeat(
         process_sd_pct: None,
         median_se_pct: None,
         copy: false,
+        real: false,
     };
     let (mut widths, mut seconds, mut timing) = (Vec::new(), Vec::new(), Vec::new());
     let (mut logs, mut ses, mut intervals) = (Vec::new(), Vec::new(), Vec::new());
@@ -314,6 +334,64 @@ pub fn slowdowns(
     Ok(rows)
 }
 
+/// The real pairs: `(name, baseline, candidate, shape)`.
+pub fn real_pairs() -> Vec<(&'static str, VariantSpec, VariantSpec, &'static str)> {
+    let below = Rung::ALL[Rung::ALL
+        .iter()
+        .position(|r| *r == Rung::Multicast)
+        .unwrap()
+        - 1];
+    // `auto` against cuBLAS: decode_m16 gave faster / no change x3 / inconclusive x2 in six processes at 78da311.
+    let auto = |s: &str| {
+        let (label, config) =
+            crate::kernel::dispatch::auto_variant(&shape(s), crate::kernel::dispatch::H200_SMS);
+        VariantSpec::gemm(label, config)
+    };
+    vec![
+        (
+            "multicast::decode_attn_out",
+            VariantSpec::gemm(below.name(), below.config()),
+            VariantSpec::gemm(Rung::Multicast.name(), Rung::Multicast.config()),
+            "decode_attn_out",
+        ),
+        (
+            "auto_vs_cublas::decode_m16",
+            VariantSpec::Cublas,
+            auto("decode_m16"),
+            "decode_m16",
+        ),
+        (
+            "auto_vs_cublas::square4096",
+            VariantSpec::Cublas,
+            auto("square4096"),
+            "square4096",
+        ),
+    ]
+}
+
+/// One real pair, `repetitions` times, each over its own worker processes.
+pub fn real_pair(
+    trial: &str,
+    (what, baseline, candidate, shape_name): (&str, VariantSpec, VariantSpec, &str),
+    spread: Spread,
+    repetitions: usize,
+    records: &mut Vec<TrialRecord>,
+) -> CalibrationRow {
+    let job = compare_job(baseline, candidate, shape_name);
+    CalibrationRow {
+        real: true,
+        ..repeat(
+            trial,
+            format!("real pair {what}"),
+            &job,
+            spread,
+            repetitions,
+            None,
+            records,
+        )
+    }
+}
+
 /// The expectation every calibration trial states (printed with it).
 pub fn expectation() -> Expectation {
     Expectation::hypothesis(
@@ -344,6 +422,7 @@ mod tests {
             process_sd_pct: None,
             median_se_pct: None,
             copy: false,
+            real: false,
         }
     }
 
@@ -369,5 +448,15 @@ mod tests {
         };
         assert!(judge_row(&covered(0.90)).is_ok());
         assert!(judge_row(&covered(0.85)).is_err());
+        // A real pair: decisive against inconclusive is allowed, two decisive verdicts are not.
+        let real = |counts, coverage| CalibrationRow {
+            real: true,
+            coverage: Some(coverage),
+            ..row(None, counts)
+        };
+        assert!(judge_row(&real([0, 12, 0, 8], 0.95)).is_ok());
+        assert!(judge_row(&real([0, 12, 1, 7], 0.95)).is_err());
+        assert!(judge_row(&real([0, 12, 0, 8], 0.85)).is_err());
+        assert!(judge_row(&real([3, 0, 0, 17], 1.0)).is_ok());
     }
 }
