@@ -9,7 +9,7 @@
 //!   the mean over the processes;
 //! - `calibration::real::<pair>`: real pairs whose truth is the mean over 20 repetitions (an ablation that moved
 //!   between processes, `auto` against cuBLAS at M = 16 and on 4096³): how often one comparison's
-//!   interval holds that mean, and no two contradicting decisive verdicts;
+//!   interval holds that mean (its pairs of contradicting decisive verdicts printed);
 //! - `calibration::simulated`: the rule's operating characteristics by simulation (CPU), for comparison.
 
 use harness::measure::oc::{simulate, simulate_processes, ProcessScenario, Scenario};

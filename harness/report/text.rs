@@ -326,6 +326,12 @@ pub fn calibration_line(row: &CalibrationRow) -> String {
             c * 100.0
         ),
         _ => String::new(),
+    } + &match row.real {
+        true => {
+            let (c, all) = row.contradicting_pairs();
+            format!("; pairs with contradicting decisive verdicts {c} of {all}")
+        }
+        false => String::new(),
     }
 }
 
