@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Issue 38: the Triton peer timed by Triton's own tool, to set beside the harness's time of the same module.
+
+On the device machine (its Triton is 3.6.0, the version kernels/ext/triton_persistent/build.sh pins): compiles
+matmul_abt.py with build.py's own options, checks that the cubin is byte for byte the committed one (so both tools
+time one module), launches that compiled kernel on random fp16 operands with the grid and scratch of kernel.toml,
+and times it with triton.testing.do_bench (L2 flushed before each call, the median of the calls), printing the SM
+clock nvidia-smi reads just before and after. Run the harness's time of the same module in the same call, each
+kernel alone: `.gpu/gemm-ablate sustain SHAPE ext:triton_persistent --seconds 3`.
+
+Usage, from the repository root on the device: python3 tools/h200-do-bench.py [MxNxK ...]   (default 4096x4096x4096
+and 8192x28672x8192, whose M, N, K are the standard square4096 and prefill_mlp_up)
+"""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import torch
+import triton
+import triton.testing
+
+HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels", "ext", "triton_persistent")
+sys.path.insert(0, HERE)
+import build  # noqa: E402  (build.py: the AOT options, the one place they are written)
+
+SMS = 132
+
+
+def sm_clock():
+    out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader"], capture_output=True,
+                         text=True).stdout.strip()
+    return out or "?"
+
+
+def main(shapes):
+    with open(os.path.join(HERE, "matmul_abt_persistent_fp16.json")) as fh:
+        committed = json.load(fh)
+    kernel = build.compile_module("fp16")
+    sha = hashlib.sha256(kernel.asm["cubin"]).hexdigest()
+    same = sha == committed["cubin_sha256"]
+    print(f"triton {triton.__version__}; cubin {sha[:16]} {'==' if same else '!='} committed "
+          f"{committed['cubin_sha256'][:16]}")
+    if not same:
+        sys.exit("not the committed module: the two tools would time different code")
+    # The launcher asks this for the program's global scratch (its tensor descriptors), as kernel.toml's scratch.
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    cfg = build.CONFIG
+    for text in shapes:
+        m, n, k = (int(x) for x in text.split("x"))
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(n, k, device="cuda", dtype=torch.float16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        grid = (min(SMS, triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])), 1, 1)
+        launch = kernel[grid]
+        args = (a, b, c, m, n, k, n, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["GROUP_M"])
+        launch(*args)
+        torch.cuda.synchronize()
+        err = (c.float() - (a.float() @ b.float().T)).abs().max().item()
+        before = sm_clock()
+        ms = triton.testing.do_bench(lambda: launch(*args), warmup=200, rep=2000, return_mode="median")
+        after = sm_clock()
+        flops = 2 * m * n * k / (ms * 1e-3) / 1e12
+        print(f"{text}: do_bench median {ms * 1e3:.1f} us ({flops:.0f} TFLOP/s), max abs error {err:.4f} against "
+              f"torch in fp32, SM clock {before} before, {after} after")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["4096x4096x4096", "8192x28672x8192"])
