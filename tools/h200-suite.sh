@@ -4,9 +4,10 @@
 # runs being made are not committed yet.
 # Run from the repository root after ../shared/tools/gpu-stage, with OUT set to a folder that comes back.
 # Arguments: the targets to run (default both), each optionally TARGET@i/n to run shard i of n of its GPU trials
-# (GEMM_ABLATE_SHARD). On a one-GPU host the ablations took 18-21 min at 44ddb92 (shard 2 of 2 alone outran a
-# device call's 10 minutes), so three calls run back to back on the warm machine: `microbench ablations@1/3`,
-# `ablations@2/3`, `ablations@3/3` (the later calls find the first call's compiled kernels in the cache).
+# (GEMM_ABLATE_SHARD). With every comparison over worker processes the whole suite took 1341 s of trials at 1d1f9c2
+# on one H200 (results/h200/1d1f9c2/), run as three calls back to back on the warm machine, each well inside a
+# call's 10 minutes: `microbench ablations@1/5` (259 s + 233 s), `ablations@2/5 ablations@3/5` (209 s + 210 s),
+# `ablations@4/5 ablations@5/5` (231 s + 199 s); the later calls find the first call's compiled kernels in the cache.
 set -uo pipefail
 # A device machine has handed back an $OUT holding an earlier session's files (stale records once came back with
 # e7f7856's sweep): start from an empty folder.
