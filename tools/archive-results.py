@@ -180,9 +180,9 @@ def recompress():
 
 
 def read_by_code():
-    """The folders of results/h200/ that code, pins, tools or tests open by path, and the records they open (docs
-    and comments may cite any: results/h200/README.md says how to unpack one). A path in a string literal is read;
-    one in a comment or a sentence is only cited."""
+    """The folders of results/h200/ that code, pins, tools or tests open by path, and the records they open, and
+    those whose charts a doc shows (docs and comments may cite any other: results/h200/README.md says how to
+    unpack one). A path in a string literal is read; one in a comment or a sentence is only cited."""
     files = subprocess.run(["git", "ls-files", "harness", "tools", "pins", "ablations/main.rs", "microbench",
                             "calibration", ".ci"], cwd=ROOT, capture_output=True, text=True).stdout.split()
     folders, records = set(), set()
@@ -197,6 +197,11 @@ def read_by_code():
         for folder, rest in re.findall(r"""["'}](?:(?:\.\./)*results/h200/)?([0-9a-f]{7})/([^"']+\.json)""", text):
             folders.add(folder)
             records.add(os.path.join(folder, rest))
+    # A chart a doc shows (`![...](../results/h200/FOLDER/x.svg)`) must be there to be seen.
+    for f in subprocess.run(["git", "ls-files", "README.md", "docs"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.split():
+        with open(os.path.join(ROOT, f), errors="replace") as fh:
+            folders |= set(re.findall(r"!\[[^\]]*\]\((?:\.\./)*results/h200/([^/)]+)/", fh.read()))
     return folders, records
 
 
