@@ -170,6 +170,20 @@ pub fn run(
         parts.push(estimate);
         records.push(record);
         if let Some(e) = rule.after_process(&parts) {
+            if parts.len() > spread.processes {
+                // Past the plan, the record says why (a pin's precision, or a verdict still undecided).
+                let why = match asks.precision {
+                    Some(_) => "its pin's precision not reached",
+                    None => {
+                        "its verdict still inconclusive, its processes within 0.5% of each other"
+                    }
+                };
+                flags.push(format!(
+                    "ran on to {} worker processes past the {} planned: {why}",
+                    parts.len(),
+                    spread.processes
+                ));
+            }
             return ChildOutcome {
                 record: merged(records, e, flags, started),
                 output,
