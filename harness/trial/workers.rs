@@ -173,10 +173,11 @@ pub fn run(
             if parts.len() > spread.processes {
                 // Past the plan, the record says why (a pin's precision, or a verdict still undecided).
                 let why = match asks.precision {
-                    Some(_) => "its pin's precision not reached",
-                    None => {
-                        "its verdict still inconclusive, its processes within 0.5% of each other"
-                    }
+                    Some(_) => "its pin's precision not reached".to_string(),
+                    None => format!(
+                        "its verdict still inconclusive, its processes within {}% of each other",
+                        crate::measure::processes::DECIDE_MOST_SPREAD * 100.0
+                    ),
                 };
                 flags.push(format!(
                     "ran on to {} worker processes past the {} planned: {why}",
