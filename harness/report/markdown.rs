@@ -28,18 +28,16 @@ pub fn read_runs(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, String> {
         .map(|f| {
             let text = crate::report::results::read_text(f)
                 .map_err(|e| format!("{}: cannot read it: {e}", f.display()))?;
+            if let Some(why) = crate::report::results::summary_instead(&text) {
+                return Err(format!("{}: {why}", f.display()));
+            }
             let run: RunFile = serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "{}: not a gemm-ablate results file of this version ({e}); older runs live in a folder per commit and have another format",
                     f.display()
                 )
             })?;
-            let stem = f
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("run")
-                .to_string();
-            Ok((stem, run))
+            Ok((crate::report::results::run_name(f), run))
         })
         .collect()
 }
@@ -518,7 +516,7 @@ fn noise_table(md: &mut String, trials: &[TrialRecord]) {
 
 /// Where a report goes by default: beside the first results file, in a folder named after it.
 pub fn default_dir(first: &Path) -> PathBuf {
-    let stem = first.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
+    let stem = crate::report::results::run_name(first);
     first
         .parent()
         .unwrap_or(Path::new("."))

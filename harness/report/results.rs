@@ -162,7 +162,11 @@ impl RunFile {
 
     /// Reads a results file and checks that what it says can be true (`validate`).
     pub fn read(path: &std::path::Path) -> crate::error::Result<RunFile> {
-        let run: RunFile = serde_json::from_str(&read_text(path)?)?;
+        let text = read_text(path)?;
+        if let Some(why) = summary_instead(&text) {
+            return Err(crate::error::Error::Other(why));
+        }
+        let run: RunFile = serde_json::from_str(&text)?;
         run.validate().map_err(crate::error::Error::Other)?;
         Ok(run)
     }
@@ -210,6 +214,30 @@ impl RunFile {
 }
 
 pub use crate::when::{format_utc, utc_now};
+
+/// Where `text` is a run's summary (`NAME.summary.json`, tools/archive-results.py: per-trial outcomes without the
+/// rounds, for readers), the message that names the record to read instead (the caller names the file).
+pub fn summary_instead(text: &str) -> Option<String> {
+    let head = text.get(..text.len().min(4096))?;
+    if !head.trim_start().starts_with("{\"summary_of\"") {
+        return None;
+    }
+    let of = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v["summary_of"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "the .json.xz beside it".into());
+    Some(format!(
+        "a summary for reading (each trial's outcome, without its rounds); commands read the run's record beside \
+         it: {of}"
+    ))
+}
+
+/// A run's name from its file: the file name without `.json` or `.json.xz`.
+pub fn run_name(path: &std::path::Path) -> String {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
+    let name = name.strip_suffix(".xz").unwrap_or(name);
+    name.strip_suffix(".json").unwrap_or(name).to_string()
+}
 
 /// A committed H200 results file, by its path under results/h200/ (for the tests that read them).
 #[cfg(test)]
@@ -369,6 +397,38 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a readable xz file"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A run's summary (tools/archive-results.py) is refused with the record to read instead, and a record kept as
+    /// NAME.json.xz is named NAME, as its plain file was.
+    #[test]
+    fn a_summary_names_its_record_and_xz_keeps_the_run_name() {
+        let dir = std::env::temp_dir().join(format!("gemm-ablate-summary-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let summary = dir.join("ablations-1.summary.json");
+        std::fs::write(
+            &summary,
+            "{\"summary_of\":\"ablations-1.json.xz\",\"suite\":\"ablations\",\"trials\":[\n]}\n",
+        )
+        .unwrap();
+        let e = super::RunFile::read(&summary).err().unwrap().to_string();
+        assert!(
+            e.contains("a summary") && e.contains("ablations-1.json.xz"),
+            "{e}"
+        );
+        let e = crate::report::markdown::read_runs(&[summary])
+            .err()
+            .unwrap();
+        assert!(e.contains("ablations-1.summary.json: a summary"), "{e}");
+        assert_eq!(
+            super::run_name(std::path::Path::new("a/ablations-2.json.xz")),
+            "ablations-2"
+        );
+        assert_eq!(
+            super::run_name(std::path::Path::new("ablations-2.json")),
+            "ablations-2"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
