@@ -455,6 +455,13 @@ mod tests {
         }
     }
 
+    /// The suite's rule over processes (three of four rounds) with the H200's committed prior of `kind`.
+    fn h200_rule(kind: crate::measure::processes::Kind) -> crate::measure::processes::ProcessRule {
+        let prior = crate::measure::processes::prior_for("NVIDIA H200", kind).unwrap();
+        let settings = crate::measure::processes::process_settings(StatsSettings::default(), 3, 4);
+        crate::measure::processes::ProcessRule::new(settings, Some(prior))
+    }
+
     /// A pinned ratio asks for a precision (workers.rs: 0.8 x the tolerance): a comparison that has not reached it
     /// by the last planned process runs on to twice the planned processes. At the process spreads of the
     /// memory-bound comparisons (1-2%) it then reaches a 3% pin's precision 59-100% of the time instead of
@@ -464,17 +471,11 @@ mod tests {
     /// pin's window, not its verdict, is what the trial asserts.
     #[test]
     fn going_on_for_a_pins_precision_keeps_the_rates_and_reaches_it_more_often() {
-        let prior = crate::measure::processes::prior_for(
-            "NVIDIA H200",
-            crate::measure::processes::Kind::Ours,
-        )
-        .unwrap();
-        let settings = crate::measure::processes::process_settings(StatsSettings::default(), 3, 4);
         let precision = 0.8 * 0.03f64.ln_1p();
         let rule = |precision_processes| crate::measure::processes::ProcessRule {
             precision: Some(precision),
             precision_processes,
-            ..crate::measure::processes::ProcessRule::new(settings, Some(prior.clone()))
+            ..h200_rule(crate::measure::processes::Kind::Ours)
         };
         let (three, six) = (rule(3), rule(6));
         for (i, process_sd) in [0.0, 0.003, 0.01, 0.015, 0.02].into_iter().enumerate() {
@@ -523,15 +524,9 @@ mod tests {
     /// to 0.3%, 2.8% at a 1% scatter (where the rule's coverage is 94%).
     #[test]
     fn a_threshold_is_an_edge_a_look_must_clear() {
-        let prior = crate::measure::processes::prior_for(
-            "NVIDIA H200",
-            crate::measure::processes::Kind::Ours,
-        )
-        .unwrap();
-        let settings = crate::measure::processes::process_settings(StatsSettings::default(), 3, 4);
         let rule = |threshold| crate::measure::processes::ProcessRule {
             threshold,
-            ..crate::measure::processes::ProcessRule::new(settings, Some(prior.clone()))
+            ..h200_rule(crate::measure::processes::Kind::Ours)
         };
         for (i, process_sd) in [0.0, 0.003, 0.01].into_iter().enumerate() {
             for (j, ratio) in [0.1365, 0.15].into_iter().enumerate() {
@@ -574,7 +569,6 @@ mod tests {
     #[test]
     fn a_verdict_still_undecided_runs_on_and_keeps_its_rates() {
         use crate::measure::processes::{Kind, ProcessRule};
-        let settings = crate::measure::processes::process_settings(StatsSettings::default(), 3, 4);
         let cublas_sds = [0.0, 0.001, 0.003, 0.0075];
         for (k, (kind, sds)) in [
             (Kind::Ours, &PROCESS_SDS[..]),
@@ -583,11 +577,10 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            let prior = crate::measure::processes::prior_for("NVIDIA H200", kind).unwrap();
             let rule = |decide| ProcessRule {
                 decide,
                 precision_processes: 6,
-                ..ProcessRule::new(settings, Some(prior.clone()))
+                ..h200_rule(kind)
             };
             let (planned, going_on) = (rule(false), rule(true));
             for (i, process_sd) in sds.iter().copied().enumerate() {
