@@ -49,6 +49,7 @@ def main():
     kinds = collections.Counter()
     counts = collections.Counter()
     outside = inside_before = batches = processes = compared = 0.0
+    by_processes, wall_by_processes = collections.Counter(), collections.Counter()
     for name, run in runs(sys.argv[1:]):
         if "trials" not in run:
             continue
@@ -76,6 +77,8 @@ def main():
             compared += 1
             looks = c["estimate"].get("looks", 1) if c.get("estimate", {}).get("processes") else 1
             processes += looks
+            by_processes[looks] += 1
+            wall_by_processes[looks] += wall
             pairs = sum(len(r["log_ratios"]) for r in c["rounds"])
             timed = (pairs * 2 * batch_ms + len(c["rounds"]) * round_warmup_ms) / 1e3
             outside += max(wall - c["elapsed_s"], 0.0)
@@ -87,8 +90,11 @@ def main():
         print(f"  {kind:<22} {counts[kind]:>4} trials, {wall:>7.0f} s ({100 * wall / max(total, 1e-9):.0f}%)")
     if compared:
         print(f"comparisons: {compared:.0f}, {processes / compared:.2f} worker processes each on average")
+        for q in sorted(by_processes):
+            print(f"  {by_processes[q]:>4} took {q} process{'es' if q > 1 else ''}, "
+                  f"{wall_by_processes[q] / by_processes[q]:.2f} s each")
         for label, part in [
-            ("outside the comparisons (process start, CUDA and cuBLAS set-up, module loads)", outside),
+            ("outside the comparisons (process start and exit, CUDA and cuBLAS set-up, module loads)", outside),
             ("in them before the rounds (allocation, checks, the first warm-up)", inside_before),
             ("in the rounds' warm-ups and paired batches (estimated)", batches),
         ]:
