@@ -4,6 +4,7 @@
 pub mod check;
 pub mod committed;
 pub mod cublas_choice;
+pub mod fp8;
 pub mod measures;
 pub mod oc;
 pub mod operands;
