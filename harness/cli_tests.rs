@@ -214,3 +214,46 @@ fn external_kernels_are_refused_before_anything_launches_naming_manifest_and_fie
         }
     }
 }
+
+#[test]
+fn a_kept_worker_answers_a_request_with_its_record_and_token_and_ends_with_its_stdin() {
+    use std::io::Write;
+    let record = std::env::temp_dir().join(format!("kept-worker-test-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&record);
+    let token = "\u{1e}test token 1";
+    // The wire format of harness/trial/pool.rs: one request a line.
+    let request = serde_json::json!({
+        "name": "kept::cublas_vs_cpu",
+        "job": {"CublasVsCpu": {"dtype": "F16"}},
+        "settings": [["GEMM_ABLATE_LOOKS", "1"]],
+        "record": record,
+        "token": token,
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gemm-ablate"))
+        .env("GEMM_ABLATE_CHILD_SERVE", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{request}").unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let text = said(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    for stream in [&o.stdout, &o.stderr] {
+        let lines = String::from_utf8_lossy(stream).to_string();
+        assert!(lines.lines().any(|l| l.ends_with(token)), "{text}");
+    }
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).expect("the record")).unwrap();
+    let _ = std::fs::remove_file(&record);
+    assert_eq!(written["name"], "kept::cublas_vs_cpu", "{written}");
+    // Without a GPU the record says why; with one, cuBLAS was checked.
+    let observed = written["observed"].to_string();
+    assert!(
+        observed.contains("GPU") || observed.contains("driver") || observed.contains("Correct"),
+        "{observed}"
+    );
+}

@@ -63,6 +63,34 @@ impl Randomize {
     }
 }
 
+/// Which processes a comparison's workers run in (GEMM_ABLATE_WORKERS; H119).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WorkerProcesses {
+    /// A new process for every worker: start, CUDA context and libraries paid each time (0.5 s of the 1.4 s a
+    /// worker took at 1d1f9c2).
+    #[default]
+    Fresh,
+    /// The k-th worker of every comparison runs in the k-th of the run's kept processes, which opened the GPU for
+    /// an earlier job; a kept process never serves one job twice and is replaced after anything went wrong in it.
+    Kept,
+}
+
+impl WorkerProcesses {
+    pub fn parse(v: &str) -> Option<WorkerProcesses> {
+        match v.trim() {
+            "fresh" => Some(WorkerProcesses::Fresh),
+            "kept" => Some(WorkerProcesses::Kept),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkerProcesses::Fresh => "fresh",
+            WorkerProcesses::Kept => "kept",
+        }
+    }
+}
+
 /// All settings of a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
@@ -80,6 +108,9 @@ pub struct Settings {
     /// Rounds each worker process runs.
     #[serde(default = "default_rounds_per_process")]
     pub rounds_per_process: usize,
+    /// Whether worker processes are new for each worker or kept between comparisons.
+    #[serde(default)]
+    pub workers: WorkerProcesses,
     /// Draw every random input from this seed (to replay a failed correctness check).
     pub seed: Option<u64>,
     /// Each round allocates its own operands (false only to diagnose what fresh allocations change).
@@ -110,7 +141,7 @@ fn default_rounds_per_process() -> usize {
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 28] = [
+pub const KNOWN: [(&str, &str); 29] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -130,6 +161,10 @@ pub const KNOWN: [(&str, &str); 28] = [
     (
         "GEMM_ABLATE_ROUNDS_PER_PROCESS",
         "rounds each worker process of a comparison runs (4)",
+    ),
+    (
+        "GEMM_ABLATE_WORKERS",
+        "fresh: a new process for each worker of a comparison; kept: the k-th worker of every comparison runs in the run's k-th kept process, never twice for one job (fresh)",
     ),
     (
         "GEMM_ABLATE_ROUNDS_PER_LOOK",
@@ -224,13 +259,14 @@ pub const KNOWN: [(&str, &str); 28] = [
 
 /// Variables the harness sets for its own child processes, and the commit build.rs hands to rustc (cargo also
 /// exports it when it runs the tests).
-const INTERNAL: [&str; 6] = [
+const INTERNAL: [&str; 7] = [
     "GEMM_ABLATE_COMMIT",
     "GEMM_ABLATE_UNDER_PROFILER",
     "GEMM_ABLATE_CHILD_DEVICE",
     "GEMM_ABLATE_CHILD_JOB",
     "GEMM_ABLATE_CHILD_NAME",
     "GEMM_ABLATE_CHILD_RECORD",
+    "GEMM_ABLATE_CHILD_SERVE",
 ];
 
 /// The process's `GEMM_ABLATE_*` variables, by name, values as the OS holds them; every other variable is
@@ -274,6 +310,7 @@ impl Default for Settings {
             repeat: 1,
             processes: default_processes(),
             rounds_per_process: default_rounds_per_process(),
+            workers: WorkerProcesses::default(),
             seed: None,
             fresh_operands: true,
             randomize: Randomize::default(),
@@ -291,7 +328,12 @@ impl Settings {
     /// Reads the process environment. Other programs' variables may hold any bytes and are never read; one of
     /// ours that is not UTF-8 is an error naming it.
     pub fn from_env() -> Result<Settings> {
-        let mut vars = Vec::new();
+        Settings::from_env_with(&[])
+    }
+
+    /// `from_env` with `first` read before the environment (a kept worker's settings for one request).
+    pub fn from_env_with(first: &[(String, String)]) -> Result<Settings> {
+        let mut vars = first.to_vec();
         for (k, v) in own_vars() {
             match v.into_string() {
                 Ok(v) => vars.push((k, v)),
@@ -446,6 +488,14 @@ impl Settings {
                 |x| (2..=64).contains(x),
                 "2 to 64",
             )?,
+            workers: match vars.iter().find(|(k, _)| k == "GEMM_ABLATE_WORKERS") {
+                None => d.workers,
+                Some((_, v)) => WorkerProcesses::parse(v).ok_or_else(|| {
+                    Error::Config(format!(
+                        "setting GEMM_ABLATE_WORKERS={v:?} is not valid: it must be fresh or kept"
+                    ))
+                })?,
+            },
             seed,
             fresh_operands: parse(
                 vars,

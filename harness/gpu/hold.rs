@@ -72,6 +72,11 @@ impl StreamHold {
         })
     }
 
+    /// Forgets which variants ran a batch: a new job loads its modules afresh, so its first batches run unheld.
+    pub fn forget_launches(&self) {
+        self.launched.lock().unwrap().clear();
+    }
+
     /// Whether `variant` has run a batch in this process before; from now on it has.
     pub fn launched_before(&self, variant: &str) -> bool {
         !self.launched.lock().unwrap().insert(variant.to_string())

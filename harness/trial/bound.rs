@@ -33,7 +33,7 @@ impl<'a> BoundVariant<'a> {
         Ok(match spec.kernel() {
             None => BoundVariant::Cublas,
             Some(kernel) => {
-                BoundVariant::Kernel(kernel?.bind(&spec.name(), &ctx.gpu, ops, &ctx.hang)?)
+                BoundVariant::Kernel(kernel?.bind(&spec.name(), ctx.gpu, ops, &ctx.hang)?)
             }
         })
     }
@@ -61,7 +61,7 @@ impl<'a> BoundVariant<'a> {
     ) -> Result<VariantRecord> {
         let name = spec.name();
         let check = Check {
-            gpu: &ctx.gpu,
+            gpu: ctx.gpu,
             util,
             ops,
             cublas,

@@ -6,8 +6,9 @@ use crate::measure::operands::Seeds;
 use crate::settings::Settings;
 
 /// The per-process state every GPU job starts from.
-pub(crate) struct TrialContext {
-    pub(crate) gpu: Gpu,
+pub(crate) struct TrialContext<'g> {
+    /// Opened by the process for this job, or for an earlier one (a kept worker process).
+    pub(crate) gpu: &'g Gpu,
     pub(crate) hang: HangWatch,
     pub(crate) settings: Settings,
     pub(crate) seeds: Seeds,
@@ -18,7 +19,7 @@ pub(crate) struct TrialContext {
     pub(crate) phases: std::sync::Mutex<Vec<(String, f64)>>,
 }
 
-impl TrialContext {
+impl TrialContext<'_> {
     /// Marks the end of a phase of the job, in seconds since it started (kept in the record, TrialRecord::phases).
     pub(crate) fn mark(&self, phase: &str) {
         let at = self.started.elapsed().as_secs_f64();

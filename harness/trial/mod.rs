@@ -3,6 +3,7 @@
 
 pub mod bound;
 pub mod calibration;
+pub mod child;
 pub mod context;
 pub mod expect;
 pub mod expectation;
@@ -10,6 +11,7 @@ pub mod hypothesis;
 pub mod hypothesis_files;
 pub mod job;
 pub mod pins;
+pub mod pool;
 pub mod profile;
 pub mod run;
 pub mod source_page;

@@ -20,15 +20,54 @@ use crate::trial::expectation::Caught;
 use crate::trial::job::{Job, Observed, SweepRow, TrialRecord, VariantRecord, VariantSpec};
 use std::time::{Duration, Instant};
 
-/// Runs a job in this process and returns its (unjudged) record; errors become the observation.
+/// Runs a job in this process, opening the GPU for it, and returns its (unjudged) record; errors become the
+/// observation.
 pub fn run(name: &str, job: &Job) -> TrialRecord {
     let started = Instant::now();
-    let mut record = match Settings::from_env().and_then(|settings| {
-        let gpu = Gpu::open()?;
+    let opened = Settings::from_env().and_then(|settings| Gpu::open().map(|gpu| (settings, gpu)));
+    let mut record = match opened {
+        Ok((settings, gpu)) => run_on_gpu(&gpu, settings, name, job, started),
+        Err(e) => TrialRecord::new(name, job, Observed::from_error(e)),
+    };
+    record.duration_s = started.elapsed().as_secs_f64();
+    record
+}
+
+/// Runs a job on a GPU this process opened for an earlier one (a kept worker process, trial/pool.rs), with
+/// `settings` (variable, value) read before the environment's, from `started` (when the request came). The context
+/// and what it keeps (the stream hold) outlive the job; everything the job allocates is freed when it ends.
+pub fn run_on_kept(
+    gpu: &Gpu,
+    settings: &[(String, String)],
+    name: &str,
+    job: &Job,
+    started: Instant,
+) -> TrialRecord {
+    let mut record = match Settings::from_env_with(settings) {
+        Ok(settings) => run_on_gpu(gpu, settings, name, job, started),
+        Err(e) => TrialRecord::new(name, job, Observed::from_error(e)),
+    };
+    record.duration_s = started.elapsed().as_secs_f64();
+    record
+}
+
+/// A job on an open GPU: the per-job state (hang watch, seeds, phases), the job, and the seat it ran on.
+fn run_on_gpu(
+    gpu: &Gpu,
+    settings: Settings,
+    name: &str,
+    job: &Job,
+    started: Instant,
+) -> TrialRecord {
+    let ran = (|| {
         if settings.timing.hold_batches {
-            crate::gpu::hold::hold_batches(&gpu)?;
+            crate::gpu::hold::hold_batches(gpu)?;
         }
-        let hang = HangWatch::new(&gpu)?;
+        // A job starts as in a fresh process: no variant has run a batch yet (its first runs unheld).
+        if let Some(hold) = crate::gpu::hold::stream_hold(gpu) {
+            hold.forget_launches();
+        }
+        let hang = HangWatch::new(gpu)?;
         let seeds = Seeds::new(settings.seed);
         let ctx = TrialContext {
             gpu,
@@ -44,11 +83,13 @@ pub fn run(name: &str, job: &Job) -> TrialRecord {
             record.phases = ctx.phases.lock().map(|p| p.clone()).unwrap_or_default();
             record
         })
-    }) {
-        Ok(r) => r,
-        Err(e) => TrialRecord::new(name, job, Observed::from_error(e)),
-    };
-    record.duration_s = started.elapsed().as_secs_f64();
+    })();
+    let mut record = ran.unwrap_or_else(|e| TrialRecord::new(name, job, Observed::from_error(e)));
+    record.gpu = Some(crate::gpu::device::GpuSeat {
+        index: crate::trial::child::parent_device_index(),
+        name: gpu.info.name.clone(),
+        pci_bus_id: gpu.info.pci_bus_id.clone(),
+    });
     record
 }
 
@@ -101,10 +142,10 @@ fn check_all(
     Vec<String>,
     Option<(Caught, String)>,
 )> {
-    let ops = Operands::new(&ctx.gpu, util, shape, dtype, 1, ctx.seeds.next())?;
-    let mut cublas = Cublas::new(&ctx.gpu, &ops)?;
+    let ops = Operands::new(ctx.gpu, util, shape, dtype, 1, ctx.seeds.next())?;
+    let mut cublas = Cublas::new(ctx.gpu, &ops)?;
     let (path, path_event) = if specs.iter().any(|s| **s == VariantSpec::Cublas) {
-        choose_cublas_path(&ctx.gpu, util, &cublas, &ctx.seeds, &ctx.settings)?
+        choose_cublas_path(ctx.gpu, util, &cublas, &ctx.seeds, &ctx.settings)?
     } else {
         (CublasPath::GemmEx, None)
     };
@@ -149,7 +190,7 @@ fn round_memory(
     let randomize = ctx.settings.randomize;
     let pool = if randomize.memory {
         if ctx.pool.get().is_none() {
-            let _ = ctx.pool.set(crate::gpu::memory::ChunkPool::new(&ctx.gpu)?);
+            let _ = ctx.pool.set(crate::gpu::memory::ChunkPool::new(ctx.gpu)?);
         }
         ctx.pool.get()
     } else {
@@ -158,7 +199,7 @@ fn round_memory(
     let spacer_mb = 2 * (crate::measure::operands::mix(seed, 99) % 32) as usize;
     let spacer = if spacer_mb > 0 && pool.is_none() {
         Some(crate::gpu::memory::DeviceBuffer::new(
-            &ctx.gpu,
+            ctx.gpu,
             spacer_mb << 20,
         )?)
     } else {
@@ -167,12 +208,12 @@ fn round_memory(
     let padding = if randomize.code {
         let n = crate::measure::operands::mix(seed, 98) % (MAX_CODE_PADDING + 1);
         (0..n)
-            .map(|_| util.padding_module(&ctx.gpu))
+            .map(|_| util.padding_module(ctx.gpu))
             .collect::<Result<Vec<_>>>()?
     } else {
         Vec::new()
     };
-    let (ops, chunks) = Operands::new_on(&ctx.gpu, util, shape, dtype, sets, seed, pool)?;
+    let (ops, chunks) = Operands::new_on(ctx.gpu, util, shape, dtype, sets, seed, pool)?;
     Ok(RoundMemory {
         _spacer: spacer,
         ops,
@@ -190,7 +231,7 @@ fn compare_in_rounds(
     specs: [&VariantSpec; 2],
     path: CublasPath,
 ) -> Result<Comparison> {
-    let gpu = &ctx.gpu;
+    let gpu = ctx.gpu;
     let settings = &ctx.settings;
     let sets = rotation_sets(shape, gpu.info.l2_bytes);
     let needs_cublas = specs.iter().any(|s| **s == VariantSpec::Cublas);
@@ -340,7 +381,7 @@ fn compare_job(
     // Both variants are validated before any allocation or launch.
     specs[0].validate_for(shape, dtype)?;
     specs[1].validate_for(shape, dtype)?;
-    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let util = UtilKernels::new(ctx.gpu, dtype)?;
     let (mut records, path, warnings, wrong) = check_all(ctx, &util, shape, dtype, &specs)?;
     ctx.mark("checked");
     let base = |observed| TrialRecord {
@@ -377,7 +418,7 @@ fn sweep_job(
     shape: &Shape,
     dtype: DType,
 ) -> Result<TrialRecord> {
-    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let util = UtilKernels::new(ctx.gpu, dtype)?;
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut runnable: Vec<(usize, &VariantSpec)> = Vec::new();
     for spec in points {
@@ -463,7 +504,7 @@ fn sustain_job(
     for s in specs {
         s.validate_for(shape, dtype)?;
     }
-    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let util = UtilKernels::new(ctx.gpu, dtype)?;
     let refs: Vec<&VariantSpec> = specs.iter().collect();
     let (records, path, flags, wrong) = check_all(ctx, &util, shape, dtype, &refs)?;
     let base = |observed| TrialRecord {
@@ -477,7 +518,7 @@ fn sustain_job(
         // A wrong kernel's speed is never reported.
         return Ok(base(Observed::Wrong { caught, message }));
     }
-    let gpu = &ctx.gpu;
+    let gpu = ctx.gpu;
     let sets = rotation_sets(shape, gpu.info.l2_bytes);
     let mem = round_memory(ctx, &util, shape, dtype, sets)?;
     let cublas = Cublas::new(gpu, &mem.ops)?.with_path(path);
@@ -531,7 +572,7 @@ fn check_job(
     if let Some(kernel) = variant.kernel() {
         kernel?.checkable(&variant.name())?;
     }
-    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let util = UtilKernels::new(ctx.gpu, dtype)?;
     let base = |observed| TrialRecord {
         shape: Some(shape.clone()),
         dtype: Some(dtype),
@@ -570,7 +611,7 @@ fn profile_job(
     dtype: DType,
 ) -> Result<TrialRecord> {
     variant.validate_for(shape, dtype)?;
-    let util = UtilKernels::new(&ctx.gpu, dtype)?;
+    let util = UtilKernels::new(ctx.gpu, dtype)?;
     let (records, path, flags, wrong) =
         check_all(ctx, &util, shape, dtype, &[&VariantSpec::Cublas, variant])?;
     let base = |observed| TrialRecord {
@@ -583,29 +624,29 @@ fn profile_job(
     if let Some((caught, message)) = wrong {
         return Ok(base(Observed::Wrong { caught, message }));
     }
-    let ops = Operands::new(&ctx.gpu, &util, shape, dtype, 1, ctx.seeds.next())?;
-    let cublas = Cublas::new(&ctx.gpu, &ops)?.with_path(path);
+    let ops = Operands::new(ctx.gpu, &util, shape, dtype, 1, ctx.seeds.next())?;
+    let cublas = Cublas::new(ctx.gpu, &ops)?.with_path(path);
     let bound = BoundVariant::new(ctx, variant, &ops)?;
     let kernel = bound.variant(Some(&cublas))?;
     let warm_until = Instant::now() + Duration::from_millis(300);
     while Instant::now() < warm_until {
         for _ in 0..5 {
-            kernel.launch(&ctx.gpu, 0)?;
-            cublas.launch(&ctx.gpu, 0)?;
+            kernel.launch(ctx.gpu, 0)?;
+            cublas.launch(ctx.gpu, 0)?;
         }
         ctx.gpu.synchronize()?;
     }
     ctx.gpu.profiled(|| {
-        kernel.launch(&ctx.gpu, 0)?;
+        kernel.launch(ctx.gpu, 0)?;
         ctx.gpu.synchronize()?;
-        cublas.launch(&ctx.gpu, 0)?;
+        cublas.launch(ctx.gpu, 0)?;
         ctx.gpu.synchronize()
     })?;
     Ok(base(Observed::Correct))
 }
 
 fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Result<TrialRecord> {
-    let gpu = &ctx.gpu;
+    let gpu = ctx.gpu;
     let util = UtilKernels::new(gpu, dtype)?;
     let mut lines = Vec::new();
     let mut passed = true;

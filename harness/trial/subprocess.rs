@@ -1,6 +1,11 @@
 //! Each GPU trial runs in a child process of the test binary, with a host-side deadline: a kernel that hangs,
 //! traps or leaves a sticky CUDA error takes down only its own process, and the run goes on.
 
+use crate::trial::child::{
+    died_without_record, killed_at, parent_device_index, record_path, take_record, write_record,
+    SERVE_ENV,
+};
+pub use crate::trial::child::{name_key, ChildOutcome, DEVICE_ENV};
 use crate::trial::job::{Job, Observed, TrialRecord};
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -12,70 +17,48 @@ pub const JOB_ENV: &str = "GEMM_ABLATE_CHILD_JOB";
 pub const NAME_ENV: &str = "GEMM_ABLATE_CHILD_NAME";
 /// Set in a child: where to write the record.
 pub const RECORD_ENV: &str = "GEMM_ABLATE_CHILD_RECORD";
-/// Set in a child: the parent's CUDA ordinal of the one device the child sees (as its device 0).
-pub const DEVICE_ENV: &str = "GEMM_ABLATE_CHILD_DEVICE";
-
-/// If this process is a child, runs its job, writes the record and returns the exit code; else None.
+/// If this process is a child, runs its job (or, a kept worker, its requests), writes the record and returns the
+/// exit code; else None.
 pub fn child_entry() -> Option<std::process::ExitCode> {
+    if std::env::var_os(SERVE_ENV).is_some() {
+        return Some(crate::trial::pool::serve());
+    }
     let job_json = std::env::var(JOB_ENV).ok()?;
     let name = std::env::var(NAME_ENV).unwrap_or_default();
     let mut record = match serde_json::from_str::<Job>(&job_json) {
         Ok(job) => crate::trial::run::run(&name, &job),
-        Err(e) => TrialRecord::new(
-            &name,
-            &Job::CublasVsCpu {
-                dtype: crate::DType::F16,
-            },
-            Observed::Error(format!("the child could not read its job: {e}")),
-        ),
+        Err(e) => unreadable_job(&name, &e.to_string()),
     };
-    record.gpu = crate::gpu::device::query(0)
-        .ok()
-        .map(|info| crate::gpu::device::GpuSeat {
-            index: std::env::var(DEVICE_ENV)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0),
-            name: info.name,
-            pci_bus_id: info.pci_bus_id,
-        });
+    if record.gpu.is_none() {
+        // The GPU did not open (the record says why); what the driver says of it, where it says anything.
+        record.gpu = crate::gpu::device::query(0)
+            .ok()
+            .map(|info| crate::gpu::device::GpuSeat {
+                index: parent_device_index(),
+                name: info.name,
+                pci_bus_id: info.pci_bus_id,
+            });
+    }
     if let Ok(path) = std::env::var(RECORD_ENV) {
         // A record that cannot be written is said, and the exit status says it too: the parent then reports the
         // child's own words instead of a silent death.
-        if let Err(e) = std::fs::write(&path, serde_json::to_string(&record).unwrap_or_default()) {
-            eprintln!("the child could not write its record to {path}: {e}");
+        if let Err(e) = write_record(std::path::Path::new(&path), &record) {
+            eprintln!("{e}");
             return Some(std::process::ExitCode::FAILURE);
         }
     }
     Some(std::process::ExitCode::SUCCESS)
 }
 
-/// Where a child writes the record of trial `name`: one file per process and name, its length fixed. The name
-/// itself cannot be the file name: a `compare` of two written-out specs makes names past the 255-byte limit of a
-/// file name (the record was then lost, at 13a7135).
-fn record_path(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!(
-        "gemm-ablate-{}-{}.json",
-        std::process::id(),
-        name_key(name)
-    ))
-}
-
-/// A short key for a name, fixed in length, for file names the name itself cannot be: the first 8 bytes of its
-/// SHA-256 in hex.
-pub fn name_key(name: &str) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(name.as_bytes())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// What came back from a child.
-pub struct ChildOutcome {
-    pub record: TrialRecord,
-    /// The child's stdout and stderr, for the trial's output.
-    pub output: String,
+/// The record of a child that could not read the job it was given.
+pub(crate) fn unreadable_job(name: &str, why: &str) -> TrialRecord {
+    TrialRecord::new(
+        name,
+        &Job::CublasVsCpu {
+            dtype: crate::DType::F16,
+        },
+        Observed::Error(format!("the child could not read its job: {why}")),
+    )
 }
 
 /// Runs `job` in a child process of the current executable; kills it at the deadline.
@@ -162,63 +145,17 @@ pub fn run_in_child_with_env(
         out_thread.join().unwrap_or_default(),
         err_thread.join().unwrap_or_default()
     );
-    let record = std::fs::read_to_string(&record_path)
-        .ok()
-        .and_then(|s| serde_json::from_str::<TrialRecord>(&s).ok());
-    let _ = std::fs::remove_file(&record_path);
+    let record = take_record(&record_path);
     match (ended, record) {
         (Ended::Exited(_), Some(record)) => ChildOutcome { record, output },
-        (Ended::Killed, _) => failed(
-            Observed::HostTimeout(format!(
-                "the trial ran past its {:.0} s deadline and its process was killed",
-                deadline.as_secs_f64()
-            )),
-            output,
-        ),
+        (Ended::Killed, _) => failed(killed_at(deadline), output),
         (Ended::WaitFailed(e), _) => failed(
             Observed::Error(format!("waiting on the trial's process failed: {e}")),
             output,
         ),
         (Ended::Exited(status), None) => {
-            let tail: String = output
-                .lines()
-                .rev()
-                .take(6)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect::<Vec<_>>()
-                .join("\n");
-            failed(
-                Observed::Error(format!(
-                    "the trial's process died ({status}) without a record:\n{tail}"
-                )),
-                output,
-            )
+            let observed = died_without_record(&status.to_string(), &output);
+            failed(observed, output)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::record_path;
-
-    #[test]
-    fn record_file_names_stay_short_and_distinct_for_long_trial_names() {
-        let spec = "rung10:cluster=1,consumers=2,wg_m=64,bn=208,epilogue=direct,stmatrix=0,swap_ab=1,split_n=1,evict_first=1,pdl=1,stages=6";
-        let long = format!("compare::{spec},swap_store=pairs::{spec}::208x8192x8192");
-        assert!(
-            long.len() > 255,
-            "the case that lost records: {} bytes",
-            long.len()
-        );
-        let path = record_path(&long);
-        let file = path.file_name().unwrap().to_str().unwrap();
-        assert!(file.len() < 64, "{file}");
-        assert_ne!(record_path(&long), record_path(&format!("{long}x")));
-        assert_eq!(record_path(&long), record_path(&long));
-        // A file at that path can be written (the temp dir takes it).
-        std::fs::write(&path, "{}").unwrap();
-        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -8,16 +8,19 @@
 use crate::measure::processes::{prior_for, Kind, ProcessRule};
 use crate::measure::stats::StatsSettings;
 use crate::measure::timing::Comparison;
+use crate::settings::WorkerProcesses;
 use crate::trial::job::{Job, Observed, VariantSpec};
 use crate::trial::subprocess::{self, ChildOutcome};
 use std::time::{Duration, Instant};
 
-/// How a comparison is spread: at most `processes` workers of `rounds_per_process` rounds each.
+/// How a comparison is spread: at most `processes` workers of `rounds_per_process` rounds each, in fresh or kept
+/// processes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Spread {
     pub processes: usize,
     pub rounds_per_process: usize,
     pub stats: StatsSettings,
+    pub workers: WorkerProcesses,
 }
 
 impl Spread {
@@ -26,6 +29,7 @@ impl Spread {
             processes: s.processes,
             rounds_per_process: s.rounds_per_process,
             stats: s.stats,
+            workers: s.workers,
         }
     }
 
@@ -103,8 +107,17 @@ pub fn run(
     spread: Spread,
     asks: Asks,
 ) -> ChildOutcome {
+    // Worker `slot` of a comparison (1-based), in a fresh process or the run's kept one of that number.
+    let in_worker = |slot: usize, deadline: Duration, env: &[(&str, &str)]| match spread.workers {
+        WorkerProcesses::Fresh => subprocess::run_in_child_with_env(name, job, deadline, env),
+        // Past the kept processes, fresh ones.
+        WorkerProcesses::Kept if slot <= crate::trial::pool::MOST_KEPT => {
+            crate::trial::pool::run(slot, name, job, deadline, env)
+        }
+        WorkerProcesses::Kept => subprocess::run_in_child_with_env(name, job, deadline, env),
+    };
     if !matches!(job, Job::Compare { .. }) {
-        return subprocess::run_in_child_with_env(name, job, deadline, env);
+        return in_worker(1, deadline, env);
     }
     // A worker runs one look of its rounds; what comes later in the list overrides what came before.
     let rounds = spread.rounds_per_process.to_string();
@@ -131,7 +144,7 @@ pub fn run(
         let ChildOutcome {
             record,
             output: said,
-        } = subprocess::run_in_child_with_env(name, job, left, &worker_env);
+        } = in_worker(worker, left, &worker_env);
         output.push_str(&said);
         output.push_str(&format!(
             "-- worker process {worker} of at most {}\n",
@@ -272,6 +285,7 @@ mod tests {
             processes: 3,
             rounds_per_process: 4,
             stats: StatsSettings::default(),
+            workers: WorkerProcesses::Fresh,
         };
         let p = s.process_settings();
         assert_eq!((p.looks, p.rounds_per_look), (3, 4));
