@@ -46,6 +46,7 @@ def main():
         sys.exit(__doc__)
     phase_time = collections.Counter()
     phased_workers = 0
+    opened = {False: [], True: []}
     kinds = collections.Counter()
     counts = collections.Counter()
     outside = inside_before = batches = processes = compared = 0.0
@@ -71,6 +72,9 @@ def main():
                 for phase, at in marks:
                     phase_time[phase] += at - before
                     before = at
+                    if phase == "gpu opened":
+                        # Under 0.1 s: a kept worker process that opened the GPU for an earlier job (H119).
+                        opened[at < 0.1].append(at)
             c = t.get("comparison")
             if not c:
                 continue
@@ -100,12 +104,16 @@ def main():
         ]:
             per = part / max(processes, 1)
             print(f"  {part:>7.0f} s {label}: {per:.2f} s a process")
-    print_phases(phase_time, phased_workers)
+    print_phases(phase_time, phased_workers, opened)
 
 
-def print_phases(phase_time, workers):
+def print_phases(phase_time, workers, opened):
     if not workers:
         return
+    for kept, label in [(False, "opened the GPU"), (True, "found it open (a kept process, H119)")]:
+        if opened[kept]:
+            times = sorted(opened[kept])
+            print(f"{len(times)} workers {label}: median {times[len(times) // 2]:.3f} s to their 'gpu opened' mark")
     print(f"phases of {workers} worker processes (from their own marks; each up to its mark, from the one before):")
     for phase, seconds in phase_time.most_common():
         print(f"  up to {phase:<14} {seconds:>7.0f} s, {seconds / workers:.2f} s a worker")
