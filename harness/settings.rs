@@ -130,6 +130,9 @@ pub struct Settings {
     /// Run only the GPU trials of shard i of n (1-based; trial k, in list order, belongs to shard k % n + 1), the
     /// others ignored with that reason: a suite longer than one sitting runs as n runs at the same commit.
     pub shard: Option<(usize, usize)>,
+    /// A file of trial names, one a line: only those run (GEMM_ABLATE_ONLY).
+    #[serde(default)]
+    pub only: Option<String>,
 }
 
 fn default_processes() -> usize {
@@ -141,7 +144,7 @@ fn default_rounds_per_process() -> usize {
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 29] = [
+pub const KNOWN: [(&str, &str); 30] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -240,6 +243,10 @@ pub const KNOWN: [(&str, &str); 29] = [
         "i/n: run only the GPU trials of shard i of n (trial k in list order is in shard k % n + 1) (all)",
     ),
     (
+        "GEMM_ABLATE_ONLY",
+        "a file of trial names, one a line (# starts a comment): only those run, in one process of the suite, so kept workers serve them all; a name no trial has is an error before anything runs",
+    ),
+    (
         "GEMM_ABLATE_RESULTS_DIR",
         "where runs are written (results)",
     ),
@@ -320,6 +327,7 @@ impl Default for Settings {
             fail_on_slower: false,
             devices: None,
             shard: None,
+            only: None,
         }
     }
 }
@@ -533,6 +541,14 @@ impl Settings {
             )? == 1,
             devices: devices(vars)?,
             shard: shard(vars)?,
+            only: match vars.iter().find(|(k, _)| k == "GEMM_ABLATE_ONLY") {
+                Some((_, v)) if v.trim().is_empty() => {
+                    return Err(Error::Config(
+                        "setting GEMM_ABLATE_ONLY=\"\" is not valid: it must name a file of trial names".into(),
+                    ))
+                }
+                found => found.map(|(_, v)| v.trim().to_string()),
+            },
         })
     }
 

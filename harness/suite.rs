@@ -582,6 +582,39 @@ fn print_not_run(
     }
 }
 
+/// Keeps only the trials named in the file at `path` (GEMM_ABLATE_ONLY), one name a line; a name no trial has is
+/// an error naming it, before anything runs.
+fn keep_only(path: &str, gpu: &mut Vec<GpuTrial>, cpu: &mut Vec<Trial>) -> Result<(), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("GEMM_ABLATE_ONLY={path:?}: cannot read the file: {e}"))?;
+    let names = only_names(&text);
+    let unknown: Vec<&str> = names
+        .iter()
+        .filter(|n| !gpu.iter().any(|t| t.name == **n) && !cpu.iter().any(|t| t.name() == **n))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(format!(
+            "GEMM_ABLATE_ONLY={path:?} names {} trial{} this suite does not have: {}",
+            unknown.len(),
+            if unknown.len() == 1 { "" } else { "s" },
+            unknown.join(", ")
+        ));
+    }
+    gpu.retain(|t| names.contains(&t.name));
+    cpu.retain(|t| names.iter().any(|n| n == t.name()));
+    Ok(())
+}
+
+/// The trial names of a GEMM_ABLATE_ONLY file: one a line, blank lines and `#` comments skipped.
+fn only_names(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Runs one GPU trial `repeat` times, each in its own process on `device`, judges each record, and prints
 /// them in one piece; returns the records.
 fn run_trial(
@@ -650,6 +683,13 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
     let mut gpu_trials = gpu_trials;
     crate::trial::pins::apply(&mut gpu_trials);
     let settings = Settings::or_exit();
+    let mut cpu_trials = cpu_trials;
+    if let Some(path) = &settings.only {
+        if let Err(e) = keep_only(path, &mut gpu_trials, &mut cpu_trials) {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    }
     let mut args = Arguments::from_args();
     // A baseline to compare with must exist before anything runs.
     let baseline = match &settings.baseline {
@@ -852,7 +892,7 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
 
 #[cfg(test)]
 mod tests {
-    use super::{skip_on, DevicePool, Skip};
+    use super::{keep_only, skip_on, DevicePool, Skip};
     use crate::families::skinny::{config::SkinnyConfig, Skinny};
     use crate::families::stream::{config::StreamConfig, Stream};
     use crate::gpu::device::DeviceInfo;
@@ -878,6 +918,44 @@ mod tests {
             shape: shape("decode_attn_out"),
             dtype: DType::F16,
         }
+    }
+
+    #[test]
+    fn a_list_of_trials_keeps_only_those_and_names_the_ones_no_trial_has() {
+        use crate::trial::job::GpuTrial;
+        let gpu_trial = |name: &str| {
+            GpuTrial::new(
+                name,
+                compare(VariantSpec::Cublas, VariantSpec::Cublas),
+                Expectation::hypothesis(Expect::Verdict(Verdict::NoChange), "a test"),
+            )
+        };
+        let cpu_trial = |name: &str| libtest_mimic::Trial::test(name, || Ok(()));
+        let file = std::env::temp_dir().join(format!("only-{}.txt", std::process::id()));
+        let (mut gpu, mut cpu) = (
+            vec![
+                gpu_trial("a::one"),
+                gpu_trial("a::two"),
+                gpu_trial("b::one"),
+            ],
+            vec![cpu_trial("compile::x"), cpu_trial("compile::y")],
+        );
+        std::fs::write(
+            &file,
+            "# the H110 sweep\na::two\n\nb::one  # against cuBLAS\ncompile::y\n",
+        )
+        .unwrap();
+        keep_only(file.to_str().unwrap(), &mut gpu, &mut cpu).unwrap();
+        let names: Vec<&str> = gpu.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a::two", "b::one"]);
+        assert_eq!(cpu.len(), 1);
+        assert_eq!(cpu[0].name(), "compile::y");
+        std::fs::write(&file, "a::two\na::three\n").unwrap();
+        let e = keep_only(file.to_str().unwrap(), &mut gpu, &mut cpu).unwrap_err();
+        assert!(e.contains("a::three") && !e.contains("a::two"), "{e}");
+        let missing = keep_only("/no/such/list.txt", &mut gpu, &mut cpu).unwrap_err();
+        assert!(missing.contains("/no/such/list.txt"), "{missing}");
+        let _ = std::fs::remove_file(&file);
     }
 
     #[test]

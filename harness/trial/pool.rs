@@ -4,9 +4,10 @@
 //! (the CUDA context, cuBLAS, NVML) and ending it; 893 workers made that 7 of the whole suite's 22 minutes. A kept
 //! process pays it once for the run.
 //!
-//! What stays as it was. The k-th worker of every comparison runs in the k-th kept process (one set per GPU), so
-//! a comparison's workers are still as many distinct processes. A kept process never serves one job twice: a
-//! repeat of a trial, or the next comparison of a calibration pair, gets a process that has not run that job.
+//! What stays as it was. The k-th worker of every comparison runs in a kept process of worker number k (one set per
+//! GPU), so a comparison's workers are still as many distinct processes. A kept process never serves one job
+//! twice: a repeat of a trial, or the next comparison of a calibration pair, gets a process that has not run that
+//! job (another kept one of that number, or a new one).
 //! One in which anything went wrong (a wrong answer, a hang, an error, a deadline) ends and is replaced, so
 //! nothing a broken kernel left behind reaches the next job. Each job starts as in a fresh process: its own
 //! settings, seeds, hang watch and allocations, its modules loaded afresh, no batch held before its first.
@@ -27,8 +28,12 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// The most kept processes per GPU: a comparison's workers past this run in fresh processes.
+/// The workers of a comparison that run in kept processes: those past this run in fresh ones.
 pub const MOST_KEPT: usize = 8;
+
+/// The most idle kept processes per GPU (each holds a CUDA context). A suite keeps one per worker number; repeats
+/// (`GEMM_ABLATE_REPEAT`) keep one per repeat and worker number, up to this.
+const MOST_IDLE: usize = 24;
 
 /// How long a worker that said it is done, or was told to end, may take to exit before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
@@ -231,17 +236,23 @@ impl Pool {
         }
     }
 
-    /// The idle worker of `slot` started with `env`, unless it has served `key` (then it ends: the slot gets a new one).
+    /// The longest-idle worker of `slot` started with `env` that has not served `key`; None when there is none (a
+    /// new one is to start: the longest-idle worker with `env` ends first where `MOST_IDLE` are kept).
     fn take(&self, slot: usize, env: &[(String, String)], key: &str) -> Option<Kept> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let at = idle.iter().position(|k| k.slot == slot && k.env == env)?;
-        let worker = idle.swap_remove(at);
-        drop(idle);
-        if worker.served.contains(key) {
-            end(worker);
-            return None;
+        if let Some(at) = idle
+            .iter()
+            .position(|k| k.slot == slot && k.env == env && !k.served.contains(key))
+        {
+            return Some(idle.remove(at));
         }
-        Some(worker)
+        let same_gpu: Vec<usize> = (0..idle.len()).filter(|&i| idle[i].env == env).collect();
+        if same_gpu.len() >= MOST_IDLE {
+            let oldest = idle.remove(same_gpu[0]);
+            drop(idle);
+            end(oldest);
+        }
+        None
     }
 
     fn give_back(&self, worker: Kept) {
@@ -615,22 +626,38 @@ mod tests {
         assert_eq!(pid_of(&pool.run(1, "clean", &job(2), long, &GPU0)), first);
         let second = pid_of(&pool.run(2, "clean", &job(1), long, &GPU0));
         assert_ne!(second, first, "worker 2 of a comparison is another process");
-        // The same job again (a repeat) gets a process that has not run it.
+        // The same job again (a repeat) gets a process that has not run it; both are kept, and the next job goes to
+        // the one idle longest.
         let again = pid_of(&pool.run(1, "clean", &job(1), long, &GPU0));
         assert_ne!(again, first);
+        assert_eq!(pid_of(&pool.run(1, "clean", &job(5), long, &GPU0)), first);
+        assert_eq!(pid_of(&pool.run(1, "clean", &job(6), long, &GPU0)), again);
         // Another GPU, another process.
         let other_gpu = [("CUDA_VISIBLE_DEVICES", "1"), (child::DEVICE_ENV, "1")];
         assert_ne!(
             pid_of(&pool.run(1, "clean", &job(3), long, &other_gpu)),
             again
         );
-        // The job's settings do not make another process.
+        // The job's settings do not make another process (the one idle longest takes it).
         let with_settings = [GPU0[0], GPU0[1], ("GEMM_ABLATE_LOOKS", "1")];
         assert_eq!(
             pid_of(&pool.run(1, "clean", &job(4), long, &with_settings)),
-            again
+            first
         );
         pool.end_all();
+    }
+
+    #[test]
+    fn repeats_of_one_job_each_get_their_own_process_and_the_idle_ones_stay_bounded() {
+        let pool = Pool::new(fake_command);
+        let long = Duration::from_secs(60);
+        let pids: HashSet<String> = (0..MOST_IDLE + 3)
+            .map(|_| pid_of(&pool.run(1, "clean", &job(1), long, &GPU0)))
+            .collect();
+        assert_eq!(pids.len(), MOST_IDLE + 3);
+        assert_eq!(pool.idle.lock().unwrap().len(), MOST_IDLE);
+        pool.end_all();
+        assert!(pool.idle.lock().unwrap().is_empty());
     }
 
     #[test]
