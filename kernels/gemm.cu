@@ -48,7 +48,7 @@
 //                     previous kernel still runs), so the first loads do not fetch them on demand (H57)
 //   DESC_ADVANCE      1: each consumer builds its operands' shared-memory descriptors once, from a consumer index
 //                     broadcast from lane 0 (so they stay in uniform registers), and advances them by constants per
-//                     k16 step and per stage; its ring stage and phase are counted, not divided out (H64)
+//                     k-step and per stage; its ring stage and phase are counted, not divided out (H64)
 //   K_ROTATE          1: each work item takes its k-blocks from an offset spread evenly over the tiles (wrapping
 //                     round), so the clusters' loads in flight sit at different columns of the weight rows instead
 //                     of all at the same one (H83); 0: from its first k-block
@@ -74,14 +74,21 @@ static_assert(EPI_BYTES == (EPILOGUE ? CONSUMERS * EPI_BUFFERS * EPI_CHUNK_BYTES
 #define NUM_BARRIERS (2 * STAGES + 2)
 static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory plan exceeds SMEM_BYTES");
 
-// The operand layout's descriptor fields (DESC_LBO, DESC_SBO, DESC_LAYOUT) and the k16 step (K16_STEP_BYTES)
+// The operand layout's descriptor fields (DESC_LBO, DESC_SBO, DESC_LAYOUT) and the k-step (K_STEP_BYTES)
 // come from harness/kernel/config.rs (OperandLayout), where they are tested against the layouts verified on the H200.
 // Both layouts keep row r of an operand tile at byte r * ROW_BYTES (in 8-row groups for the core-matrix one). A
 // swizzled k-block wider than one swizzle span is K_BOXES boxes side by side along K, each BM (or BN) rows of one
 // span: more contiguous bytes of every row are requested at once.
-#define K_BOXES (SWIZZLE ? TILE_K * 2 / SWIZZLE : 1)
-#define ROW_BYTES (TILE_K * 2 / K_BOXES)
-#define K16_PER_BOX (TILE_K / 16 / K_BOXES)
+// Bytes of an operand element: 2 (fp16, bf16) or 1 (FP8, which the host builds swizzled only). A wgmma k-step is
+// MMA_K elements, 32 bytes of a row either way.
+#ifdef AB_E4M3
+#define AB_BYTES 1
+#else
+#define AB_BYTES 2
+#endif
+#define K_BOXES (SWIZZLE ? TILE_K * AB_BYTES / SWIZZLE : 1)
+#define ROW_BYTES (TILE_K * AB_BYTES / K_BOXES)
+#define K_STEPS_PER_BOX (TILE_K / MMA_K / K_BOXES)
 
 // Epilogue-only isolation (neither loads nor MMAs) skips the mainloop altogether.
 #if LOADS || MMA
@@ -256,9 +263,9 @@ __device__ __forceinline__ void load_a(const TmaDesc* tmA, u32 stage_addr, u32 b
 #pragma unroll
   for (int i = 0; i < K_BOXES; i++) {
 #if EVICT_FIRST && SWAP_AB
-    tma_load_2d_hint(stage_addr + i * BM * ROW_BYTES, tmA, bar, k0 + i * (ROW_BYTES / 2), m_row, policy);
+    tma_load_2d_hint(stage_addr + i * BM * ROW_BYTES, tmA, bar, k0 + i * (ROW_BYTES / AB_BYTES), m_row, policy);
 #else
-    tma_load_2d(stage_addr + i * BM * ROW_BYTES, tmA, bar, k0 + i * (ROW_BYTES / 2), m_row);
+    tma_load_2d(stage_addr + i * BM * ROW_BYTES, tmA, bar, k0 + i * (ROW_BYTES / AB_BYTES), m_row);
 #endif
   }
 #else
@@ -278,7 +285,7 @@ __device__ __forceinline__ void load_a_shared(const TmaDesc* tmA, u32 stage_addr
 #pragma unroll
   for (int i = 0; i < K_BOXES; i++) {
     const u32 box = stage_addr + i * BM * ROW_BYTES + rank * half * ROW_BYTES;
-    const int k = k0 + i * (ROW_BYTES / 2);
+    const int k = k0 + i * (ROW_BYTES / AB_BYTES);
 #if EVICT_FIRST && SWAP_AB
     tma_load_2d_multicast_hint(box, tmA, bar, k, m_row + rank * half, (u16)((1 << CLUSTER) - 1), policy);
 #else
@@ -297,7 +304,7 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
 #pragma unroll
   for (int i = 0; i < K_BOXES; i++) {
     const u32 box = stage_addr + A_STAGE_BYTES + i * BN * ROW_BYTES;
-    const int k = k0 + i * (ROW_BYTES / 2);
+    const int k = k0 + i * (ROW_BYTES / AB_BYTES);
 #if CLUSTER > 1 && !MULTICAST
     const int half = BN / CLUSTER;
 #if EVICT_FIRST && !SWAP_AB
@@ -390,14 +397,14 @@ __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tm
   load_b(tmB, stage_addr, bar, n_col, kb * TILE_K, rank, policy);
 }
 
-// One k-block's MMAs for one consumer warpgroup, issued without a fence or a commit: TILE_K/16 steps, WG_ATOMS m64
+// One k-block's MMAs for one consumer warpgroup, issued without a fence or a commit: TILE_K/MMA_K steps, WG_ATOMS m64
 // row blocks each.
 __device__ __forceinline__ void mma_issue(float (&acc)[WG_ATOMS][WG_N / 2], u32 stage_addr, int a_row0, int b_row0,
                                           bool accumulate) {
 #pragma unroll
-  for (int kk = 0; kk < TILE_K / 16; kk++) {
-    // k16 step kk is step kk % K16_PER_BOX of box kk / K16_PER_BOX.
-    const u32 box = kk / K16_PER_BOX, step = (kk % K16_PER_BOX) * K16_STEP_BYTES;
+  for (int kk = 0; kk < TILE_K / MMA_K; kk++) {
+    // k-step kk is step kk % K_STEPS_PER_BOX of box kk / K_STEPS_PER_BOX.
+    const u32 box = kk / K_STEPS_PER_BOX, step = (kk % K_STEPS_PER_BOX) * K_STEP_BYTES;
     const u64 db =
         smem_desc(stage_addr + A_STAGE_BYTES + (box * BN + b_row0) * ROW_BYTES + step, DESC_LBO, DESC_SBO, DESC_LAYOUT);
 #pragma unroll
@@ -405,25 +412,25 @@ __device__ __forceinline__ void mma_issue(float (&acc)[WG_ATOMS][WG_N / 2], u32 
       const u64 da = smem_desc(stage_addr + box * BM * ROW_BYTES + (a_row0 + a * 64) * ROW_BYTES + step, DESC_LBO,
                                DESC_SBO, DESC_LAYOUT);
       const u32 scale_d = (accumulate || kk > 0) ? 1u : 0u;
-      wgmma_m64nWGNk16(acc[a], da, db, scale_d);
+      wgmma_m64nWGN(acc[a], da, db, scale_d);
     }
   }
 }
 
 #if DESC_ADVANCE
-// mma_issue with the descriptors given: da and db address this consumer's rows of the stage's A and B (box 0, k16
-// step 0). A descriptor's address field is the byte address / 16, so an offset within shared memory is added as is.
+// mma_issue with the descriptors given: da and db address this consumer's rows of the stage's A and B (box 0, k-step
+// 0). A descriptor's address field is the byte address / 16, so an offset within shared memory is added as is.
 __device__ __forceinline__ void mma_issue_desc(float (&acc)[WG_ATOMS][WG_N / 2], u64 da, u64 db, bool accumulate) {
 #if MMA
   wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < TILE_K / 16; kk++) {
-    const u32 box = kk / K16_PER_BOX, step = (kk % K16_PER_BOX) * K16_STEP_BYTES;
+  for (int kk = 0; kk < TILE_K / MMA_K; kk++) {
+    const u32 box = kk / K_STEPS_PER_BOX, step = (kk % K_STEPS_PER_BOX) * K_STEP_BYTES;
     const u64 b = db + ((box * BN * ROW_BYTES + step) >> 4);
 #pragma unroll
     for (int a = 0; a < WG_ATOMS; a++) {
       const u32 scale_d = (accumulate || kk > 0) ? 1u : 0u;
-      wgmma_m64nWGNk16(acc[a], da + ((box * BM * ROW_BYTES + a * 64 * ROW_BYTES + step) >> 4), b, scale_d);
+      wgmma_m64nWGN(acc[a], da + ((box * BM * ROW_BYTES + a * 64 * ROW_BYTES + step) >> 4), b, scale_d);
     }
   }
   wgmma_commit();

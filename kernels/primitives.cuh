@@ -324,10 +324,21 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
-#if DTYPE_BF16
+// The operands' type in the MMAs, the k of one wgmma (always 32 bytes of each operand row) and its transpose
+// immediates. FP8 (e4m3: AB_E4M3, defined only in FP8 programs, whose output is 16-bit) takes k = 32 and K-major
+// operands only: its wgmma has no transpose immediates (PTX ISA 9.7.15.5.2).
+#ifdef AB_E4M3
+#define WGMMA_AB "e4m3"
+#define MMA_K 32
+#define WGMMA_TRANSPOSE ""
+#elif DTYPE_BF16
 #define WGMMA_AB "bf16"
+#define MMA_K 16
+#define WGMMA_TRANSPOSE ", 0, 0"
 #else
 #define WGMMA_AB "f16"
+#define MMA_K 16
+#define WGMMA_TRANSPOSE ", 0, 0"
 #endif
 
 // An 8x8 matrix of 16-bit values held as mma fragments (lane l: row l/4, columns 2(l%4) and +1, the lower column
@@ -422,7 +433,7 @@ __device__ __forceinline__ void stmatrix_x4(u32 addr, u32 r0, u32 r1, u32 r2, u3
                : "memory");
 }
 
-// wgmma m64nWGNk16 for the columns WG_N a consumer owns (the tile width BN, or its share under SPLIT_N: any
+// wgmma m64nWGNkMMA_K for the columns WG_N a consumer owns (the tile width BN, or its share under SPLIT_N: any
 // multiple of 8 up to 256; swap-AB's token tiles are the small ones), fp32 accumulators: WG_N / 2 registers per thread. Inline PTX needs one operand per accumulator register, so the
 // lists below grow by one 8-column block (4 registers) a line and the wrapper picks the one for WG_N. The
 // descriptors and scale come first (%0-%2, read-write only so their numbers stay fixed), the accumulators after.
@@ -495,11 +506,11 @@ __device__ __forceinline__ void stmatrix_x4(u32 addr, u32 r0, u32 r1, u32 r2, u3
 #define WGMMA_PASTE(a, b) WGMMA_PASTE_(a, b)
 #define WGMMA_STR_(x) #x
 #define WGMMA_STR(x) WGMMA_STR_(x)
-__device__ __forceinline__ void wgmma_m64nWGNk16(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
+__device__ __forceinline__ void wgmma_m64nWGN(float* d, u64 desc_a, u64 desc_b, u32 scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n" WGMMA_STR(WG_N) "k16.f32." WGMMA_AB "." WGMMA_AB " "
-      "{" WGMMA_PASTE(WGMMA_REGS_, WG_N) "}, %0, %1, p, 1, 1, 0, 0;\n}\n"
+      "wgmma.mma_async.sync.aligned.m64n" WGMMA_STR(WG_N) "k" WGMMA_STR(MMA_K) ".f32." WGMMA_AB "." WGMMA_AB " "
+      "{" WGMMA_PASTE(WGMMA_REGS_, WG_N) "}, %0, %1, p, 1, 1" WGMMA_TRANSPOSE ";\n}\n"
       : "+l"(desc_a), "+l"(desc_b), "+r"(scale_d), WGMMA_PASTE(WGMMA_ACC_, WG_N)(d));
 }
 #endif

@@ -84,8 +84,8 @@ pub struct OperandLayout {
     pub sbo: u32,
     /// Descriptor layout field: 0 = none, 1 = 128B, 2 = 64B, 3 = 32B (TMA's enum numbers them differently).
     pub mode: u32,
-    /// Bytes the descriptor's start address advances per k16 MMA step.
-    pub k16_step: u32,
+    /// Bytes the descriptor's start address advances per wgmma k-step (k16 in fp16 and bf16, k32 in FP8).
+    pub k_step: u32,
 }
 
 /// A switch that picks one of two named ways (`epilogue=tma|direct`). The kernel's define is 0 for the first way and
@@ -375,7 +375,7 @@ impl GemmConfig {
                 lbo: 128,
                 sbo: self.tile_k * 16,
                 mode: 0,
-                k16_step: 256,
+                k_step: 256,
             },
             s => OperandLayout {
                 lbo: 16,
@@ -385,7 +385,7 @@ impl GemmConfig {
                     Swizzle::B64 => 2,
                     _ => 3,
                 },
-                k16_step: 32,
+                k_step: 32,
             },
         }
     }
@@ -892,7 +892,7 @@ mod tests {
                 lbo: 128,
                 sbo: 256,
                 mode: 0,
-                k16_step: 256
+                k_step: 256
             }
         );
         // 128B swizzle: SBO 1024, descriptor mode 1, 32 bytes per k16 step along the 128-byte row.
@@ -903,7 +903,7 @@ mod tests {
                 lbo: 16,
                 sbo: 1024,
                 mode: 1,
-                k16_step: 32
+                k_step: 32
             }
         );
         assert_eq!(

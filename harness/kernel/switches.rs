@@ -440,7 +440,7 @@ impl GemmConfig {
             ("DESC_LBO", layout.lbo),
             ("DESC_SBO", layout.sbo),
             ("DESC_LAYOUT", layout.mode),
-            ("K16_STEP_BYTES", layout.k16_step),
+            ("K_STEP_BYTES", layout.k_step),
         ];
         defines.extend(geometry.iter().map(|(k, v)| (*k, v.to_string())));
         let timeout_ns = u64::from(self.timeout_ms) * 1_000_000;
