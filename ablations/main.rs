@@ -98,6 +98,7 @@ fn main() -> ExitCode {
     let mut cpu = harness::suite::compile_trials_with(&gpu, &auto_kernels);
     cpu.extend(harness::suite::show_trials());
     cpu.extend(harness::suite::portable_compile_trials());
+    cpu.extend(harness::suite::fp8_compile_trials());
     cpu.extend(harness::suite::broken_hypothesis_trials(hypotheses.broken));
     cpu.extend(harness::replay::trials("ablations", &gpu));
     harness::suite::main("ablations", gpu, cpu)

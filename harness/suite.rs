@@ -120,6 +120,52 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
     trials
 }
 
+/// The ladder's rungs with FP8 (e4m3) operands and a bf16 output (issue 40, H113): each rung that can take them
+/// (the 128-byte swizzle, rungs 4 and up), its k-block twice as many elements so that a stage holds the same bytes.
+/// One CPU trial each (`compile::fp8::rung10_stmatrix`): NVRTC builds it, with wgmma k32 on e4m3 operands, clean
+/// in ptxas's report as every compiled kernel must be. No FP8 kernel is run or timed yet: the operands, the
+/// reference and the check in FP8 are still to be built.
+pub fn fp8_compile_trials() -> Vec<Trial> {
+    use crate::kernel::ladder::Rung;
+    Rung::ALL
+        .iter()
+        .filter_map(|rung| {
+            let config = rung.config();
+            let config = config.clone().with_tile_k(2 * config.tile_k);
+            config.validate_fp8().ok()?;
+            Some((rung.name(), config))
+        })
+        .map(|(name, config)| {
+            Trial::ignorable_test(format!("compile::fp8::{name}"), move || {
+                let defines = config
+                    .fp8_defines()
+                    .map_err(|e| Failed::from(e.to_string()))?;
+                // The FP8 path is the one compiled: the header's type section resolves to e4m3 and k32.
+                let types = crate::kernel::source::resolve_conditionals(
+                    crate::kernel::source::PRIMITIVES,
+                    &defines,
+                )
+                .map_err(|e| Failed::from(e.to_string()))?;
+                if !types.contains("#define WGMMA_AB \"e4m3\"")
+                    || !types.contains("#define MMA_K 32")
+                {
+                    return Err(Failed::from(
+                        "the FP8 defines did not select the e4m3 wgmma",
+                    ));
+                }
+                if let Some(skip) = nvrtc_missing()? {
+                    return Ok(skip);
+                }
+                let program = crate::kernel::source::program(&defines, crate::kernel::source::GEMM);
+                let compiled = crate::gpu::compile::compile(&format!("fp8_{name}"), &program)
+                    .map_err(|e| Failed::from(e.to_string()))?;
+                check_resources(&compiled.report).map_err(Failed::from)?;
+                Ok(Completion::Completed)
+            })
+        })
+        .collect()
+}
+
 /// The GPUs besides Hopper that the portable kernels are compiled for on the CPU: the oldest the suite takes, an
 /// Ada card, and both Blackwell generations.
 pub const PORTABLE_TARGETS: [&str; 4] = ["sm_80", "sm_89", "sm_100", "sm_120"];

@@ -331,3 +331,32 @@ fn a_wide_k_block_is_one_box_per_swizzle_span() {
     assert_eq!(p.box_dims, vec![64, 128]);
     assert_eq!(c.stage_bytes(), (c.bm() + c.bn) * 128 * 2);
 }
+
+#[test]
+fn an_fp8_k_block_holds_the_bytes_of_a_sixteen_bit_one_twice_as_long() {
+    use crate::kernel::config::{FP8, SIXTEEN_BIT};
+    let top = Rung::top().config();
+    let fp8 = top.clone().with_tile_k(2 * top.tile_k);
+    fp8.validate_fp8().unwrap();
+    assert_eq!(fp8.stage_bytes_of(FP8), top.stage_bytes_of(SIXTEEN_BIT));
+    assert_eq!(fp8.smem_bytes_of(FP8), top.smem_bytes());
+    assert_eq!(fp8.k_boxes_of(FP8), top.k_boxes());
+    let defines = fp8.fp8_defines().unwrap();
+    let value = |name: &str| {
+        defines
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(value("AB_E4M3").as_deref(), Some("1"));
+    // The output is bf16.
+    assert_eq!(value("DTYPE_BF16").as_deref(), Some("1"));
+    assert_eq!(value("STAGE_BYTES"), Some(top.stage_bytes().to_string()));
+    // Half a 128-byte row of FP8 is no k-block; the narrower swizzles are laid out for 16-bit elements.
+    assert!(err(top.validate_fp8()).contains("multiple of 128"));
+    assert!(err(Rung::Swizzle128
+        .config()
+        .with_swizzle(Swizzle::B64, 128)
+        .validate_fp8())
+    .contains("swizzle=128"));
+}

@@ -116,6 +116,19 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 __device__ u64 clock_probe[2];
 #endif
 
+#ifdef AB_E4M3
+// FP8: the product of A's and B's per-tensor scales, written by the host before the first launch. The accumulators
+// hold sums of products of the FP8 codes; the output is their dequantized value.
+__device__ float ab_scale;
+__device__ __forceinline__ void scale_accumulators(float (&acc)[WG_ATOMS][WG_N / 2]) {
+  const float s = ab_scale;
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+    for (int i = 0; i < WG_N / 2; i++) acc[a][i] *= s;
+}
+#endif
+
 #if TILE_ORDER
 // Tile t's coordinates as tm | tn << 16, in Hilbert-curve order (harness/kernel/tile_order.rs); the host has
 // checked that the tiles fit and writes the table before the first launch.
@@ -955,6 +968,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if FAULT_SKIP_EPILOGUE
       if (w.tile == 0) continue;
 #endif
+#ifdef AB_E4M3
+      // After stream-K's partials are in: they are added unscaled.
+      scale_accumulators(acc);
+#endif
       const int row0 = m_row + a_row0, col0 = n_col + b_row0;
 #if EPILOGUE
       epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES + c * EPI_BUFFERS * EPI_CHUNK_BYTES, 2 + c, chunk_count, row0,
@@ -1003,6 +1020,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     wgmma_wait<0>();
 #if FAULT_SKIP_EPILOGUE
     if (t == 0) return;
+#endif
+#ifdef AB_E4M3
+    scale_accumulators(acc);
 #endif
 #if EPILOGUE
     u32 chunk_count = 0;

@@ -75,6 +75,11 @@ pub enum Raster {
     UpTo(u32),
 }
 
+/// Bytes of an operand element: the ladder's fp16 and bf16.
+pub const SIXTEEN_BIT: u32 = 2;
+/// Bytes of an operand element: FP8 (e4m3), whose output is bf16.
+pub const FP8: u32 = 1;
+
 /// How an operand tile sits in shared memory, in the terms of a wgmma shared-memory descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct OperandLayout {
@@ -353,7 +358,11 @@ impl GemmConfig {
         128 * (self.consumers + u32::from(self.warpspec))
     }
     pub fn stage_bytes(&self) -> u32 {
-        (self.bm() + self.bn) * self.tile_k * 2
+        self.stage_bytes_of(SIXTEEN_BIT)
+    }
+    /// A stage's bytes for operands of `operand_bytes` an element (`SIXTEEN_BIT` or `FP8`).
+    pub fn stage_bytes_of(&self, operand_bytes: u32) -> u32 {
+        (self.bm() + self.bn) * self.tile_k * operand_bytes
     }
     pub fn epilogue_bytes(&self) -> u32 {
         if self.epilogue == Epilogue::Tma {
@@ -364,7 +373,13 @@ impl GemmConfig {
     }
     /// Dynamic shared memory: the stage ring, epilogue staging, barriers, and 1 KB of alignment slack.
     pub fn smem_bytes(&self) -> u32 {
-        1024 + self.stages * self.stage_bytes() + self.epilogue_bytes() + 8 * (2 * self.stages + 2)
+        self.smem_bytes_of(SIXTEEN_BIT)
+    }
+    /// `smem_bytes` for operands of `operand_bytes` an element (the output, and so the epilogue, stays 16-bit).
+    pub fn smem_bytes_of(&self, operand_bytes: u32) -> u32 {
+        1024 + self.stages * self.stage_bytes_of(operand_bytes)
+            + self.epilogue_bytes()
+            + 8 * (2 * self.stages + 2)
     }
     /// The descriptor fields for this config's operand layout. Swizzled: rows of one swizzle span, 8-row atoms
     /// (SBO = 8 spans), 32 bytes per k16 step. Unswizzled: the core-matrix layout the 4-D tensor map writes
@@ -393,10 +408,34 @@ impl GemmConfig {
     /// TMA boxes per operand per stage: a swizzled k-block wider than one swizzle span is that many spans side
     /// by side (each box its own swizzle atoms); unswizzled, one.
     pub fn k_boxes(&self) -> u32 {
+        self.k_boxes_of(SIXTEEN_BIT)
+    }
+    /// `k_boxes` for operands of `operand_bytes` an element.
+    pub fn k_boxes_of(&self, operand_bytes: u32) -> u32 {
         match self.swizzle.bytes() {
             0 => 1,
-            span => (self.tile_k * 2 / span).max(1),
+            span => (self.tile_k * operand_bytes / span).max(1),
         }
+    }
+
+    /// Checks that this configuration can take FP8 (e4m3) operands: `validate` at one byte an operand element (a
+    /// k-block of whole 128-byte swizzle spans, at most 4, its stages in shared memory), the 128-byte swizzle (the
+    /// unswizzled core-matrix map is laid out for 16-bit elements here), and a k-block of whole FP8 k-steps.
+    pub fn validate_fp8(&self) -> Result<()> {
+        self.validate_of(FP8)?;
+        if self.swizzle != Swizzle::B128 {
+            return config_err(format!(
+                "FP8 operands need swizzle=128 (the layout built for them), got swizzle={}",
+                self.swizzle.bytes()
+            ));
+        }
+        if self.tile_k < 32 || !self.tile_k.is_multiple_of(32) {
+            return config_err(format!(
+                "FP8 operands need tile_k a multiple of 32 (one wgmma k-step of FP8), got {}",
+                self.tile_k
+            ));
+        }
+        Ok(())
     }
 
     /// Columns of the tile each consumer owns: all of them, or its share under `split_n`.
@@ -413,8 +452,13 @@ impl GemmConfig {
         (self.wg_m / 64) * (self.wg_n() / 2)
     }
 
-    /// Checks that the switches make a kernel that can exist, independent of the problem.
+    /// Checks that the switches make a kernel that can exist, independent of the problem (16-bit operands).
     pub fn validate(&self) -> Result<()> {
+        self.validate_of(SIXTEEN_BIT)
+    }
+
+    /// `validate` for operands of `operand_bytes` an element.
+    fn validate_of(&self, operand_bytes: u32) -> Result<()> {
         if self.stages == 0 || self.stages > 16 {
             return config_err(format!("stages must be 1..=16, got {}", self.stages));
         }
@@ -425,18 +469,19 @@ impl GemmConfig {
             ));
         }
         let span = self.swizzle.bytes();
-        if span != 0 && !(self.tile_k * 2).is_multiple_of(span) {
+        if span != 0 && !(self.tile_k * operand_bytes).is_multiple_of(span) {
             return config_err(format!(
-                "a {span}B swizzle needs tile_k to be a multiple of {} (one swizzle span of 16-bit values per row; a stage holds one box per span), got tile_k = {}",
-                span / 2,
+                "a {span}B swizzle needs tile_k to be a multiple of {} (one swizzle span of {}-bit values per row; a stage holds one box per span), got tile_k = {}",
+                span / operand_bytes,
+                8 * operand_bytes,
                 self.tile_k
             ));
         }
-        if span != 0 && self.k_boxes() > 4 {
+        if span != 0 && self.k_boxes_of(operand_bytes) > 4 {
             return config_err(format!(
                 "tile_k = {} is {} boxes of a {span}B swizzle span per stage: at most 4",
                 self.tile_k,
-                self.k_boxes()
+                self.k_boxes_of(operand_bytes)
             ));
         }
         if self.bn == 0 || self.bn > 256 || !self.bn.is_multiple_of(8) {
@@ -653,12 +698,12 @@ impl GemmConfig {
                 "tile_order=hilbert orders a persistent kernel's tile loop: it needs persistent=1 and warpspec=1",
             );
         }
-        let smem = self.smem_bytes();
+        let smem = self.smem_bytes_of(operand_bytes);
         if smem > HOPPER_SMEM_OPTIN {
             return config_err(format!(
                 "shared memory over the limit: {} stages x {} B + {} B epilogue staging = {} B, more than the {} B a Hopper CTA can opt into",
                 self.stages,
-                self.stage_bytes(),
+                self.stage_bytes_of(operand_bytes),
                 self.epilogue_bytes(),
                 smem,
                 HOPPER_SMEM_OPTIN

@@ -7,7 +7,7 @@
 
 use crate::error::{config_err, Error, Result};
 use crate::kernel::config::{
-    Epilogue, Fault, GemmConfig, Multicast, Raster, Swizzle, TileOrder, WaitScope,
+    Epilogue, Fault, GemmConfig, Multicast, Raster, Swizzle, TileOrder, WaitScope, FP8, SIXTEEN_BIT,
 };
 use crate::kernel::problem::DType;
 
@@ -411,6 +411,19 @@ pub fn find(key: &str) -> Option<&'static Switch> {
 impl GemmConfig {
     /// The preprocessor defines that select this variant's code in kernels/gemm.cu, in a fixed order.
     pub fn defines(&self, dtype: DType) -> Vec<(&'static str, String)> {
+        self.defines_of(dtype, SIXTEEN_BIT)
+    }
+
+    /// The defines of this variant with FP8 (e4m3) operands and a bf16 output, after `validate_fp8`.
+    pub fn fp8_defines(&self) -> Result<Vec<(&'static str, String)>> {
+        self.validate_fp8()?;
+        let mut defines = vec![("AB_E4M3", "1".to_string())];
+        defines.extend(self.defines_of(DType::BF16, FP8));
+        Ok(defines)
+    }
+
+    /// `defines` with the geometry of operands `operand_bytes` an element.
+    fn defines_of(&self, dtype: DType, operand_bytes: u32) -> Vec<(&'static str, String)> {
         let b = u32::from;
         let fault = |f: Fault| b(self.fault == Some(f));
         let layout = self.operand_layout();
@@ -432,11 +445,11 @@ impl GemmConfig {
             ("BM", self.bm()),
             ("WG_N", self.wg_n()),
             ("THREADS", self.threads()),
-            ("A_STAGE_BYTES", self.bm() * self.tile_k * 2),
-            ("B_STAGE_BYTES", self.bn * self.tile_k * 2),
-            ("STAGE_BYTES", self.stage_bytes()),
+            ("A_STAGE_BYTES", self.bm() * self.tile_k * operand_bytes),
+            ("B_STAGE_BYTES", self.bn * self.tile_k * operand_bytes),
+            ("STAGE_BYTES", self.stage_bytes_of(operand_bytes)),
             ("EPI_BYTES", self.epilogue_bytes()),
-            ("SMEM_BYTES", self.smem_bytes()),
+            ("SMEM_BYTES", self.smem_bytes_of(operand_bytes)),
             ("DESC_LBO", layout.lbo),
             ("DESC_SBO", layout.sbo),
             ("DESC_LAYOUT", layout.mode),
