@@ -307,6 +307,24 @@ fn parse<T: std::str::FromStr>(
     }
 }
 
+/// A setting that is one of some words, read by `word`; `words` says which, in the error.
+fn parse_word<T>(
+    vars: &[(String, String)],
+    name: &str,
+    default: T,
+    word: fn(&str) -> Option<T>,
+    words: &str,
+) -> Result<T> {
+    match vars.iter().find(|(k, _)| k == name) {
+        None => Ok(default),
+        Some((_, v)) => word(v).ok_or_else(|| {
+            Error::Config(format!(
+                "setting {name}={v:?} is not valid: it must be {words}"
+            ))
+        }),
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -496,14 +514,13 @@ impl Settings {
                 |x| (2..=64).contains(x),
                 "2 to 64",
             )?,
-            workers: match vars.iter().find(|(k, _)| k == "GEMM_ABLATE_WORKERS") {
-                None => d.workers,
-                Some((_, v)) => WorkerProcesses::parse(v).ok_or_else(|| {
-                    Error::Config(format!(
-                        "setting GEMM_ABLATE_WORKERS={v:?} is not valid: it must be fresh or kept"
-                    ))
-                })?,
-            },
+            workers: parse_word(
+                vars,
+                "GEMM_ABLATE_WORKERS",
+                d.workers,
+                WorkerProcesses::parse,
+                "fresh or kept",
+            )?,
             seed,
             fresh_operands: parse(
                 vars,
@@ -512,14 +529,13 @@ impl Settings {
                 |x| *x <= 1,
                 "0 or 1",
             )? == 1,
-            randomize: match vars.iter().find(|(k, _)| k == "GEMM_ABLATE_RANDOMIZE") {
-                None => d.randomize,
-                Some((_, v)) => Randomize::parse(v).ok_or_else(|| {
-                    Error::Config(format!(
-                        "setting GEMM_ABLATE_RANDOMIZE={v:?} is not valid: it must be none, memory, code or memory,code"
-                    ))
-                })?,
-            },
+            randomize: parse_word(
+                vars,
+                "GEMM_ABLATE_RANDOMIZE",
+                d.randomize,
+                Randomize::parse,
+                "none, memory, code or memory,code",
+            )?,
             precision: match vars.iter().any(|(k, _)| k == "GEMM_ABLATE_PRECISION") {
                 false => None,
                 true => Some(parse(
@@ -639,6 +655,28 @@ mod tests {
         list.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn worker_processes_and_a_trial_list_are_read_and_bad_values_named() {
+        let s = Settings::from_vars(&vars(&[
+            ("GEMM_ABLATE_WORKERS", "kept"),
+            ("GEMM_ABLATE_ONLY", " list.txt "),
+        ]))
+        .unwrap();
+        assert_eq!(s.workers, WorkerProcesses::Kept);
+        assert_eq!(s.only.as_deref(), Some("list.txt"));
+        assert_eq!(Settings::default().workers, WorkerProcesses::Fresh);
+        for (name, value, words) in [
+            ("GEMM_ABLATE_WORKERS", "pooled", "fresh or kept"),
+            ("GEMM_ABLATE_ONLY", " ", "a file of trial names"),
+            ("GEMM_ABLATE_RANDOMIZE", "all", "memory,code"),
+        ] {
+            let e = Settings::from_vars(&vars(&[(name, value)]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(name) && e.contains(words), "{e}");
+        }
     }
 
     #[test]

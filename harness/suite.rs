@@ -902,7 +902,7 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
         .count();
     let conclusion = libtest_mimic::run(&args, trials);
     // Kept worker processes end with the run, before anything after it uses the GPU.
-    crate::trial::pool::end_all();
+    crate::trial::pool::shared().end_all();
     if !args.list {
         print_not_run(compile_selected, gpu_selected, available.as_ref(), &skipped);
     }

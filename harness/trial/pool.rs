@@ -78,12 +78,6 @@ pub struct Pool {
     command: fn() -> std::io::Result<Command>,
 }
 
-/// The run's pool: workers are this executable, serving (child_entry sends it to `serve`).
-fn pool() -> &'static Pool {
-    static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(|| Pool::new(this_executable))
-}
-
 fn this_executable() -> std::io::Result<Command> {
     std::env::current_exe().map(Command::new)
 }
@@ -110,21 +104,10 @@ fn split_env(env: &[(&str, &str)]) -> (Vars, Vars) {
     (process, settings)
 }
 
-/// Runs `job` as worker `slot` (1-based, at most `MOST_KEPT`) in the run's kept process of that number.
-pub fn run(
-    slot: usize,
-    name: &str,
-    job: &Job,
-    deadline: Duration,
-    env: &[(&str, &str)],
-) -> ChildOutcome {
-    pool().run(slot, name, job, deadline, env)
-}
-
-/// Ends every idle kept worker of the run and waits for them, so that no context of this run outlives it (a
-/// suite's next binary starts on a GPU these processes have left).
-pub fn end_all() {
-    pool().end_all();
+/// The run's kept workers: this executable, serving (child_entry sends it to `serve`).
+pub fn shared() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| Pool::new(this_executable))
 }
 
 impl Pool {
@@ -135,7 +118,7 @@ impl Pool {
         }
     }
 
-    /// Runs `job` as worker `slot` in this pool's kept process of that number.
+    /// Runs `job` as worker `slot` (1-based, at most `MOST_KEPT`) in a kept process of that number.
     pub fn run(
         &self,
         slot: usize,
@@ -292,7 +275,8 @@ impl Pool {
         })
     }
 
-    /// Ends every idle worker of this pool and waits for them.
+    /// Ends every idle worker of this pool and waits for them, so that no context of the run outlives it (a suite's
+    /// next binary starts on a GPU these processes have left).
     pub fn end_all(&self) {
         let workers: Vec<Kept> =
             std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));

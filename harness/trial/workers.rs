@@ -112,7 +112,7 @@ pub fn run(
         WorkerProcesses::Fresh => subprocess::run_in_child_with_env(name, job, deadline, env),
         // Past the kept processes, fresh ones.
         WorkerProcesses::Kept if slot <= crate::trial::pool::MOST_KEPT => {
-            crate::trial::pool::run(slot, name, job, deadline, env)
+            crate::trial::pool::shared().run(slot, name, job, deadline, env)
         }
         WorkerProcesses::Kept => subprocess::run_in_child_with_env(name, job, deadline, env),
     };
