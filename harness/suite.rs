@@ -127,7 +127,28 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
 /// reference and the check in FP8 are still to be built.
 pub fn fp8_compile_trials() -> Vec<Trial> {
     use crate::kernel::ladder::Rung;
-    Rung::ALL
+    // The utility program of FP8 problems: its fill (e4m3 codes) and widening (to bf16) kernels besides the rest.
+    let util = Trial::ignorable_test("compile::fp8::util", || {
+        if let Some(skip) = nvrtc_missing()? {
+            return Ok(skip);
+        }
+        let program = crate::kernel::source::program(
+            &crate::kernel::source::util_defines(DType::E4M3),
+            crate::kernel::source::UTIL,
+        );
+        let compiled = crate::gpu::compile::compile("util_e4m3", &program)
+            .map_err(|e| Failed::from(e.to_string()))?;
+        let entries: Vec<&str> = compiled.entries.iter().map(|(n, _)| n.as_str()).collect();
+        for kernel in ["fill_uniform_e4m3", "e4m3_to_bf16", "compare"] {
+            if !entries.contains(&kernel) {
+                return Err(Failed::from(format!(
+                    "util_e4m3 has no {kernel}: {entries:?}"
+                )));
+            }
+        }
+        Ok(Completion::Completed)
+    });
+    let rungs = Rung::ALL
         .iter()
         .filter_map(|rung| {
             let config = rung.config();
@@ -162,8 +183,8 @@ pub fn fp8_compile_trials() -> Vec<Trial> {
                 check_resources(&compiled.report).map_err(Failed::from)?;
                 Ok(Completion::Completed)
             })
-        })
-        .collect()
+        });
+    std::iter::once(util).chain(rungs).collect()
 }
 
 /// The GPUs besides Hopper that the portable kernels are compiled for on the CPU: the oldest the suite takes, an

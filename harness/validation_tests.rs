@@ -77,6 +77,7 @@ fn tma_stride_alignment_and_box_limits() {
         strides: vec![512],
         box_dims: vec![128, 64],
         swizzle: Swizzle::B128,
+        elem_bytes: 2,
     };
     assert!(err(wide.validate()).contains("a 128B swizzle allows at most 128"));
     // A shape whose rows are not 16-byte aligned is caught by the config too.
@@ -89,6 +90,7 @@ fn tma_stride_alignment_and_box_limits() {
         strides: vec![128],
         box_dims: vec![64, 64],
         swizzle: Swizzle::B128,
+        elem_bytes: 2,
     };
     assert!(err(empty.validate()).contains("each must be 1..=2^32"));
 }
@@ -145,9 +147,9 @@ fn raster_group_that_does_not_divide_the_grid() {
 
 #[test]
 fn unsupported_dtype() {
-    let m = err(DType::from_name("fp8"));
+    let m = err(DType::from_name("int8"));
     assert!(
-        m.contains("unsupported dtype `fp8`") && m.contains("fp16 or bf16"),
+        m.contains("unsupported dtype `int8`") && m.contains("fp16, bf16 or e4m3"),
         "{m}"
     );
     assert_eq!(DType::from_name("BF16").unwrap(), DType::BF16);
@@ -359,4 +361,35 @@ fn an_fp8_k_block_holds_the_bytes_of_a_sixteen_bit_one_twice_as_long() {
         .with_swizzle(Swizzle::B64, 128)
         .validate_fp8())
     .contains("swizzle=128"));
+}
+
+#[test]
+fn fp8_is_e4m3_operands_with_a_bf16_output_and_only_the_swizzled_rungs_take_it() {
+    use crate::trial::job::VariantSpec;
+    assert_eq!(DType::parse("fp8"), Some(DType::E4M3));
+    assert_eq!(DType::E4M3.name(), "e4m3");
+    assert_eq!(
+        (DType::E4M3.operand_bytes(), DType::E4M3.output()),
+        (1, DType::BF16)
+    );
+    assert_eq!(DType::E4M3.nan_bits(), DType::BF16.nan_bits());
+    let square = shape("square4096");
+    let fp8_top = VariantSpec::gemm("10:tile_k=128", parse_spec("10:tile_k=128").unwrap());
+    fp8_top.validate_for(&square, DType::E4M3).unwrap();
+    // The rung as it is holds half a 128-byte row of FP8 a k-block; the message says what to write instead.
+    let top = VariantSpec::gemm("10", parse_spec("10").unwrap());
+    assert!(err(top.validate_for(&square, DType::E4M3)).contains("`10:tile_k=128`"));
+    let unswizzled = VariantSpec::gemm("3:tile_k=128", parse_spec("3:tile_k=128").unwrap());
+    assert!(err(unswizzled.validate_for(&square, DType::E4M3)).contains("swizzle=128"));
+    // Kernels outside the ladder take 16-bit operands only, said before anything is built.
+    let skinny = VariantSpec::outside_ladder("skinny").unwrap().unwrap();
+    assert!(err(skinny.validate_for(&shape("decode_m1"), DType::E4M3)).contains("fp16 and bf16"));
+    // FP8 rows of K bytes: TMA's boxes are 128 one-byte elements wide under the 128-byte swizzle.
+    let p = tma::operand_of(4096, 4096, 128, 128, Swizzle::B128, 1).unwrap();
+    assert_eq!(
+        (p.box_dims.clone(), p.strides.clone()),
+        (vec![128, 128], vec![4096])
+    );
+    assert_eq!(p.box_bytes(), 128 * 128);
+    assert!(err(tma::operand_of(4096, 4096, 128, 128, Swizzle::None, 1)).contains("16-bit"));
 }

@@ -1,5 +1,5 @@
 // util.cu: the harness's own device helpers (random fill, correctness statistics, guard bands).
-// Compiled with DTYPE_BF16 set like the GEMM it serves.
+// Compiled with DTYPE_BF16 set like the output of the GEMM it serves, and AB_E4M3 defined for FP8 operands.
 
 __device__ __forceinline__ float to_float(u16 v) {
   float f;
@@ -37,6 +37,32 @@ extern "C" __global__ void fill_uniform(u16* out, u64 n, u64 seed) {
     out[i] = from_float(2.0f * u - 1.0f);
   }
 }
+
+#ifdef AB_E4M3
+// FP8 operands: uniform values in [-1, 1) rounded to e4m3 (saturating: never a NaN code), one byte each. The
+// conversion packs two values, the second argument in the low byte.
+extern "C" __global__ void fill_uniform_e4m3(unsigned char* out, u64 n, u64 seed) {
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+    const u64 h = mix64(seed ^ mix64(i));
+    const float u = (float)(h >> 40) * (1.0f / 16777216.0f);
+    u16 pair;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(2.0f * u - 1.0f));
+    out[i] = (unsigned char)(pair & 0xFF);
+  }
+}
+
+// FP8 codes widened to bf16, exactly (every e4m3 value is a bf16 value): the operands of the reference GEMM.
+extern "C" __global__ void e4m3_to_bf16(const unsigned char* in, u16* out, u64 n) {
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+    const u16 pair = in[i];
+    u32 halves;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(halves) : "h"(pair));
+    float f;
+    asm("{ .reg .f16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, lo; }" : "=f"(f) : "r"(halves));
+    out[i] = (u16)(__float_as_uint(f) >> 16);
+  }
+}
+#endif
 
 // Correctness statistics of out against ref, accumulated into stats (zeroed by the host). ref holds n values in
 // rows of `cols`; out holds the same rows `ld_out` apart (its row padding is not compared). Indices are ref's:

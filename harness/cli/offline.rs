@@ -245,7 +245,11 @@ pub(crate) fn build(args: &[String]) -> ExitCode {
             None => harness::kernel::ladder::parse_spec(spec).map(|c| VariantSpec::gemm(spec, c)),
         };
         let built = variant.and_then(|v| match v.kernel() {
-            Some(kernel) => kernel?.build(spec, dtype),
+            Some(kernel) => {
+                let kernel = kernel?;
+                kernel.takes(dtype)?;
+                kernel.build(spec, dtype)
+            }
             None => Err(harness::error::Error::Config(
                 "cuBLAS is not built: give a kernel spec".into(),
             )),

@@ -22,8 +22,14 @@ impl Kernel for GemmConfig {
     fn validate_shape(&self, shape: &Shape) -> Result<()> {
         GemmConfig::validate_shape(self, shape)
     }
+    fn takes(&self, dtype: DType) -> Result<()> {
+        self.validate_for(dtype)
+    }
+    fn validate(&self, shape: &Shape, dtype: DType) -> Result<()> {
+        self.validate_shape_for(shape, dtype)
+    }
     fn programs(&self, name: &str, dtype: DType) -> Option<Vec<(String, String)>> {
-        if self.validate().is_err() {
+        if self.validate_for(dtype).is_err() {
             return Some(Vec::new()); // a sweep point that is rejected by design is tested as a rejection, not compiled
         }
         Some(vec![(
@@ -32,7 +38,7 @@ impl Kernel for GemmConfig {
         )])
     }
     fn build(&self, name: &str, dtype: DType) -> Result<Arc<Compiled>> {
-        self.validate()?;
+        self.validate_for(dtype)?;
         compile::compile(name, &source::gemm_program(self, dtype))
     }
     fn shown(&self, name: &str, dtype: DType, everything: bool) -> Result<String> {

@@ -58,8 +58,18 @@ pub trait Kernel {
     fn needs(&self) -> Arch;
     /// Whether it can run this shape, whatever the dtype, before anything is allocated.
     fn validate_shape(&self, shape: &Shape) -> Result<()>;
+    /// Whether it takes operands of `dtype`: fp16 and bf16, unless its family says more.
+    fn takes(&self, dtype: DType) -> Result<()> {
+        if dtype == DType::E4M3 {
+            return Err(crate::error::Error::Config(
+                "this kernel takes fp16 and bf16 operands: FP8 (e4m3) runs on the ladder's rungs 4 and up, with tile_k=128 (`10:tile_k=128`)".into(),
+            ));
+        }
+        Ok(())
+    }
     /// Whether it can run this problem, before anything is allocated.
-    fn validate(&self, shape: &Shape, _dtype: DType) -> Result<()> {
+    fn validate(&self, shape: &Shape, dtype: DType) -> Result<()> {
+        self.takes(dtype)?;
         self.validate_shape(shape)
     }
     /// The NVRTC programs its compile trials build, each named (`NAME::fp16`); None where its module is not one
@@ -133,6 +143,21 @@ impl Check<'_> {
             k,
             self.seeds.next(),
         )
+    }
+
+    /// cuBLAS's timed path against the reference, where the two differ (FP8); None where cuBLAS is the reference.
+    pub fn cublas_where_not_the_reference(&self) -> Result<Option<CheckReport>> {
+        if self.ops.dtype != DType::E4M3 {
+            return Ok(None);
+        }
+        check::check_cublas(
+            self.gpu,
+            self.util,
+            self.ops,
+            self.cublas,
+            self.seeds.next(),
+        )
+        .map(Some)
     }
 
     /// The record of a variant labelled `label`, with nothing checked or measured yet.

@@ -418,23 +418,31 @@ impl GemmConfig {
         }
     }
 
+    /// `validate` for operands of `dtype`: `validate_fp8` for FP8.
+    pub fn validate_for(&self, dtype: crate::kernel::problem::DType) -> Result<()> {
+        match dtype {
+            crate::kernel::problem::DType::E4M3 => self.validate_fp8(),
+            _ => self.validate(),
+        }
+    }
+
     /// Checks that this configuration can take FP8 (e4m3) operands: `validate` at one byte an operand element (a
     /// k-block of whole 128-byte swizzle spans, at most 4, its stages in shared memory), the 128-byte swizzle (the
     /// unswizzled core-matrix map is laid out for 16-bit elements here), and a k-block of whole FP8 k-steps.
     pub fn validate_fp8(&self) -> Result<()> {
-        self.validate_of(FP8)?;
         if self.swizzle != Swizzle::B128 {
             return config_err(format!(
-                "FP8 operands need swizzle=128 (the layout built for them), got swizzle={}",
+                "FP8 operands need swizzle=128 (the layout built for them: rungs 4 and up), got swizzle={}",
                 self.swizzle.bytes()
             ));
         }
-        if self.tile_k < 32 || !self.tile_k.is_multiple_of(32) {
+        if !self.tile_k.is_multiple_of(128) {
             return config_err(format!(
-                "FP8 operands need tile_k a multiple of 32 (one wgmma k-step of FP8), got {}",
+                "FP8 operands need tile_k a multiple of 128 (whole 128-byte rows of one-byte elements), got {}: tile_k=128 holds the bytes of a 16-bit rung's 64 (`10:tile_k=128`)",
                 self.tile_k
             ));
         }
+        self.validate_of(FP8)?;
         Ok(())
     }
 
@@ -715,7 +723,22 @@ impl GemmConfig {
     /// Checks that this kernel can run this problem, before anything is allocated or launched. Any M works, and
     /// any N and K that TMA can address: partial tiles are zero-filled on load and bounded on store.
     pub fn validate_shape(&self, shape: &Shape) -> Result<()> {
-        self.validate()?;
+        self.validate_shape_for(shape, crate::kernel::problem::DType::F16)
+    }
+
+    /// `validate_shape` with operands of `dtype` (FP8 rows are K bytes: K a multiple of 16).
+    pub fn validate_shape_for(
+        &self,
+        shape: &Shape,
+        dtype: crate::kernel::problem::DType,
+    ) -> Result<()> {
+        self.validate_for(dtype)?;
+        if dtype == crate::kernel::problem::DType::E4M3 && !shape.k.is_multiple_of(16) {
+            return config_err(format!(
+                "{}: TMA needs 16-byte aligned row strides: FP8's K must be a multiple of 16 (K = {})",
+                shape.name, shape.k
+            ));
+        }
         if shape.m == 0 || shape.n == 0 || shape.k == 0 {
             return config_err(format!(
                 "{}: M, N and K must each be at least 1 (M = {}, N = {}, K = {})",

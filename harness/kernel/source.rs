@@ -33,6 +33,14 @@ pub fn gemm_program(config: &GemmConfig, dtype: DType) -> String {
 /// Defines the kernels outside the ladder need beside the data type: every switch the primitives header reads, the
 /// ladder's mbarrier waits off (so that `show` can resolve the header for them too).
 pub fn util_defines(dtype: DType) -> Vec<(&'static str, String)> {
+    let fp8 = (dtype == DType::E4M3).then(|| ("AB_E4M3", "1".to_string()));
+    fp8.into_iter()
+        .chain(util_defines_16(dtype.output()))
+        .collect()
+}
+
+/// `util_defines` for a 16-bit type.
+fn util_defines_16(dtype: DType) -> Vec<(&'static str, String)> {
     vec![
         ("DTYPE_BF16", u32::from(dtype == DType::BF16).to_string()),
         ("BOUNDED", "0".into()),

@@ -410,16 +410,23 @@ pub fn find(key: &str) -> Option<&'static Switch> {
 
 impl GemmConfig {
     /// The preprocessor defines that select this variant's code in kernels/gemm.cu, in a fixed order.
+    /// FP8 (e4m3) operands take `AB_E4M3`, a bf16 output and the geometry of one-byte elements (whether the
+    /// configuration can take them is `validate_fp8`'s to say).
     pub fn defines(&self, dtype: DType) -> Vec<(&'static str, String)> {
-        self.defines_of(dtype, SIXTEEN_BIT)
+        match dtype {
+            DType::E4M3 => {
+                let mut defines = vec![("AB_E4M3", "1".to_string())];
+                defines.extend(self.defines_of(DType::BF16, FP8));
+                defines
+            }
+            sixteen_bit => self.defines_of(sixteen_bit, SIXTEEN_BIT),
+        }
     }
 
     /// The defines of this variant with FP8 (e4m3) operands and a bf16 output, after `validate_fp8`.
     pub fn fp8_defines(&self) -> Result<Vec<(&'static str, String)>> {
         self.validate_fp8()?;
-        let mut defines = vec![("AB_E4M3", "1".to_string())];
-        defines.extend(self.defines_of(DType::BF16, FP8));
-        Ok(defines)
+        Ok(self.defines(DType::E4M3))
     }
 
     /// `defines` with the geometry of operands `operand_bytes` an element.

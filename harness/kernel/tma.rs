@@ -19,12 +19,14 @@ pub struct TmaParams {
     pub strides: Vec<u64>,
     pub box_dims: Vec<u32>,
     pub swizzle: Swizzle,
+    /// Bytes of an element: 2 (fp16, bf16), 1 (FP8).
+    pub elem_bytes: u32,
 }
 
 impl TmaParams {
     /// Bytes one box lands in shared memory.
     pub fn box_bytes(&self) -> u64 {
-        self.box_dims.iter().map(|&d| u64::from(d)).product::<u64>() * 2
+        self.box_dims.iter().map(|&d| u64::from(d)).product::<u64>() * u64::from(self.elem_bytes)
     }
 
     /// The driver's constraints, checked here so that a bad map is a sentence, not CUDA_ERROR_INVALID_VALUE.
@@ -50,7 +52,7 @@ impl TmaParams {
                 self.dims[i]
             ));
         }
-        let inner_bytes = self.box_dims[0] * 2;
+        let inner_bytes = self.box_dims[0] * self.elem_bytes;
         if !inner_bytes.is_multiple_of(16) {
             return config_err(format!(
                 "TMA box inner dimension is {inner_bytes} bytes: it must be a multiple of 16"
@@ -92,19 +94,36 @@ pub fn operand(
     tile_k: u32,
     swizzle: Swizzle,
 ) -> Result<TmaParams> {
-    let row_bytes = (k * 2) as u64;
+    operand_of(rows, k, box_rows, tile_k, swizzle, 2)
+}
+
+/// `operand` for elements of `elem_bytes` bytes (1: FP8, swizzled only; the core-matrix map is of 16-bit elements).
+pub fn operand_of(
+    rows: usize,
+    k: usize,
+    box_rows: u32,
+    tile_k: u32,
+    swizzle: Swizzle,
+    elem_bytes: u32,
+) -> Result<TmaParams> {
+    let row_bytes = (k * elem_bytes as usize) as u64;
     let p = match swizzle {
+        Swizzle::None if elem_bytes != 2 => {
+            return config_err("the unswizzled core-matrix map is built for 16-bit elements only")
+        }
         Swizzle::None => TmaParams {
             dims: vec![8, 8, (k / 8) as u64, rows.div_ceil(8) as u64],
             strides: vec![row_bytes, 16, 8 * row_bytes],
             box_dims: vec![8, 8, tile_k / 8, box_rows / 8],
             swizzle,
+            elem_bytes,
         },
         _ => TmaParams {
             dims: vec![k as u64, rows as u64],
             strides: vec![row_bytes],
-            box_dims: vec![tile_k.min(swizzle.bytes() / 2), box_rows],
+            box_dims: vec![tile_k.min(swizzle.bytes() / elem_bytes), box_rows],
             swizzle,
+            elem_bytes,
         },
     };
     p.validate()?;
@@ -124,6 +143,7 @@ pub fn output(m: usize, n: usize, ldc: usize) -> Result<TmaParams> {
         strides: vec![(ldc * 2) as u64],
         box_dims: vec![64, 64],
         swizzle: Swizzle::B128,
+        elem_bytes: 2,
     };
     p.validate()?;
     Ok(p)
@@ -174,6 +194,8 @@ pub fn encode_args(params: &TmaParams, dtype: DType) -> EncodeArgs {
         data_type: match dtype {
             DType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             DType::BF16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            // FP8 codes are bytes to TMA (it copies them, it does not convert them).
+            DType::E4M3 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         },
         dims: params.dims.clone(),
         strides: params.strides.clone(),
@@ -191,7 +213,7 @@ pub fn encode_args(params: &TmaParams, dtype: DType) -> EncodeArgs {
     }
 }
 
-/// Encodes a map over the 16-bit tensor at `address`.
+/// Encodes a map over the tensor of `dtype` elements at `address`.
 pub fn encode(params: &TmaParams, address: sys::CUdeviceptr, dtype: DType) -> Result<TmaDesc> {
     params.validate()?;
     if !address.is_multiple_of(16) {

@@ -8,7 +8,7 @@ use crate::gpu::diag::HangWatch;
 use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::problem::{DType, Tolerance};
 use crate::measure::operands::{GuardedOutput, Operands, UtilKernels};
-use crate::measure::reference::{Cublas, CublasPath};
+use crate::measure::reference::Cublas;
 use crate::measure::variant::IntoOutput;
 use serde::{Deserialize, Serialize};
 
@@ -126,7 +126,7 @@ pub fn check(
     let out = GuardedOutput::new(gpu, shape.m, shape.n)?;
     operands.refill(gpu, util, 0, seed)?;
     reference.fill_u16(gpu, operands.dtype.nan_bits())?;
-    cublas.gemm_into(gpu, CublasPath::GemmEx, 0, reference.ptr())?;
+    cublas.reference_into(gpu, util, 0, reference.ptr())?;
     out.poison(gpu, operands.dtype)?;
     gpu.synchronize()?;
     hang.reset();
@@ -141,6 +141,37 @@ pub fn check(
         shape.n,
         total,
         damage,
+        operands.dtype,
+        seed,
+    ))
+}
+
+/// Checks cuBLAS's own timed path where it is not the reference: FP8's cuBLASLt path (its scales, its layouts)
+/// against cublasGemmEx in bf16 on the same codes widened, on fresh inputs. Both outputs packed (ldc = N): the
+/// library's stores are not fenced.
+pub fn check_cublas(
+    gpu: &Gpu,
+    util: &UtilKernels,
+    operands: &Operands,
+    cublas: &Cublas,
+    seed: u64,
+) -> Result<CheckReport> {
+    let shape = &operands.shape;
+    let total = shape.m * shape.n;
+    let reference = DeviceBuffer::new(gpu, total * 2)?;
+    let out = DeviceBuffer::new(gpu, total * 2)?;
+    operands.refill(gpu, util, 0, seed)?;
+    reference.fill_u16(gpu, operands.dtype.nan_bits())?;
+    out.fill_u16(gpu, operands.dtype.nan_bits())?;
+    cublas.reference_into(gpu, util, 0, reference.ptr())?;
+    cublas.gemm_into(gpu, cublas.path, 0, out.ptr())?;
+    gpu.synchronize()?;
+    let raw = util.compare(gpu, out.ptr(), shape.n, reference.ptr(), shape.n, total)?;
+    Ok(CheckReport::judge(
+        raw,
+        shape.n,
+        total,
+        0,
         operands.dtype,
         seed,
     ))

@@ -372,12 +372,17 @@ fn time_paths_as_rounds_do(
 ) -> Result<(PathTimes, PathTimes)> {
     let mut next_set = 0;
     let warm_until = Instant::now() + WARM_UP;
-    let gemm_ex = OnPath {
+    // The warm-up runs the first path (cublasGemmEx, or for FP8 cuBLASLt's first algorithm).
+    let first = OnPath {
         cublas,
-        path: CublasPath::GemmEx,
+        path: cublas
+            .paths()
+            .first()
+            .copied()
+            .unwrap_or(CublasPath::GemmEx),
     };
     while Instant::now() < warm_until {
-        timing::batch(gpu, &gemm_ex, 3, sets, &mut next_set)?;
+        timing::batch(gpu, &first, 3, sets, &mut next_set)?;
     }
     // Launches a batch for each path that runs here (the heuristic may offer one that cannot).
     let mut runnable = Vec::new();

@@ -46,11 +46,18 @@ fn measure(name: &str, value: f64, unit: &str) -> Measure {
 
 /// What a GEMM that takes `us` per launch on `shape` achieved (2-byte elements: fp16 and bf16).
 pub fn gemm(us: f64, shape: &Shape) -> Vec<Measure> {
+    gemm_of(us, shape, crate::kernel::problem::DType::F16)
+}
+
+/// `gemm` for operands of `dtype` (the output 16-bit in every type).
+pub fn gemm_of(us: f64, shape: &Shape, dtype: crate::kernel::problem::DType) -> Vec<Measure> {
     let seconds = us * 1e-6;
+    let bytes = ((shape.m * shape.k + shape.n * shape.k) * dtype.operand_bytes()
+        + shape.m * shape.n * 2) as f64;
     vec![
         measure(TIME, us, "us"),
         measure(THROUGHPUT, shape.flops() / seconds / 1e12, "TFLOP/s"),
-        measure(BANDWIDTH, shape.min_bytes(2) / seconds / 1e12, "TB/s"),
+        measure(BANDWIDTH, bytes / seconds / 1e12, "TB/s"),
     ]
 }
 

@@ -59,7 +59,10 @@ pub const GUARD_COLUMNS: usize = 256;
 
 /// Utility kernels compiled for one data type.
 pub struct UtilKernels {
+    /// Random operands: 16-bit values, or FP8 codes.
     fill: Kernel,
+    /// FP8 codes widened to bf16 (the reference's operands), for FP8 only.
+    widen: Option<Kernel>,
     compare: Kernel,
     check_guard: Kernel,
     sum: Kernel,
@@ -71,8 +74,20 @@ impl UtilKernels {
     pub fn new(gpu: &Gpu, dtype: DType) -> Result<UtilKernels> {
         let program = source::program(&source::util_defines(dtype), source::UTIL);
         let compiled = compile::compile(&format!("util_{}", dtype.name()), &program)?;
+        let fp8 = dtype == DType::E4M3;
         Ok(UtilKernels {
-            fill: Kernel::load(gpu, &compiled, "fill_uniform")?,
+            fill: Kernel::load(
+                gpu,
+                &compiled,
+                if fp8 {
+                    "fill_uniform_e4m3"
+                } else {
+                    "fill_uniform"
+                },
+            )?,
+            widen: fp8
+                .then(|| Kernel::load(gpu, &compiled, "e4m3_to_bf16"))
+                .transpose()?,
             compare: Kernel::load(gpu, &compiled, "compare")?,
             check_guard: Kernel::load(gpu, &compiled, "check_guard")?,
             sum: Kernel::load(gpu, &compiled, "sum_u16")?,
@@ -97,7 +112,19 @@ impl UtilKernels {
         }
     }
 
-    /// Uniform values in [-1, 1) from a counter-based generator seeded with `seed`.
+    /// `elems` FP8 codes at `codes` widened to bf16 at `out` (FP8 utility programs only).
+    pub fn widen_e4m3(&self, gpu: &Gpu, codes: u64, out: u64, elems: usize) -> Result<()> {
+        let widen = self.widen.as_ref().ok_or_else(|| {
+            crate::error::Error::Other(
+                "internal: widening FP8 codes with a 16-bit utility program".into(),
+            )
+        })?;
+        let (mut i, mut o, mut n) = (codes, out, elems as u64);
+        let mut params = crate::kernel_params![&mut i, &mut o, &mut n];
+        unsafe { launch(gpu, widen, self.grid_for(elems), &mut params) }
+    }
+
+    /// Uniform values in [-1, 1) from a counter-based generator seeded with `seed` (FP8: rounded to e4m3 codes).
     pub fn fill_random(&self, gpu: &Gpu, ptr: u64, elems: usize, seed: u64) -> Result<()> {
         let mut seed = seed;
         let (mut out, mut n) = (ptr, elems as u64);
@@ -242,6 +269,20 @@ pub struct Operands {
     pub seed: u64,
 }
 
+/// FP8's per-tensor scales of A and B (`FP8_SCALES.0 * FP8_SCALES.1` is exact in fp32): C = scale_a scale_b A B^T
+/// over the codes. Not 1, so that a kernel which drops a scale is caught.
+pub const FP8_SCALES: (f32, f32) = (0.5, 0.75);
+
+impl Operands {
+    /// The factor C carries beyond the product of A's and B's values: FP8's two scales, else 1.
+    pub fn scale(&self) -> f32 {
+        match self.dtype {
+            DType::E4M3 => FP8_SCALES.0 * FP8_SCALES.1,
+            _ => 1.0,
+        }
+    }
+}
+
 /// How many operand sets to rotate through so that the rotated footprint is at least 3x the L2.
 pub fn rotation_sets(shape: &Shape, l2_bytes: u64) -> usize {
     let footprint = shape.min_bytes(2).max(1.0);
@@ -278,7 +319,8 @@ impl Operands {
             rows_to_allocate(shape.m) * shape.k,
             rows_to_allocate(shape.n) * shape.k,
         );
-        let sizes = [a_alloc * 2, b_alloc * 2, shape.m * shape.n * 2];
+        let bytes = dtype.operand_bytes();
+        let sizes = [a_alloc * bytes, b_alloc * bytes, shape.m * shape.n * 2];
         let mut buffers = Vec::new();
         let mut chunks = Vec::new();
         for i in 0..sets.max(1) as u64 {
@@ -305,8 +347,12 @@ impl Operands {
             let set = OperandSet { a, b, c };
             util.fill_random(gpu, set.a.ptr(), a_elems, mix(seed, 2 * i))?;
             util.fill_random(gpu, set.b.ptr(), b_elems, mix(seed, 2 * i + 1))?;
-            set.a.fill_u16_range(gpu, a_elems, a_alloc - a_elems, 0)?;
-            set.b.fill_u16_range(gpu, b_elems, b_alloc - b_elems, 0)?;
+            // The padding rows, in 16-bit words (K is a multiple of 8, so whole words at one byte an element too).
+            let words = |elems: usize| elems * bytes / 2;
+            set.a
+                .fill_u16_range(gpu, words(a_elems), words(a_alloc - a_elems), 0)?;
+            set.b
+                .fill_u16_range(gpu, words(b_elems), words(b_alloc - b_elems), 0)?;
             out.push(set);
         }
         gpu.synchronize()?;

@@ -43,12 +43,16 @@ struct LtPlan {
     b: lt::cublasLtMatrixLayout_t,
     c: lt::cublasLtMatrixLayout_t,
     algos: Vec<lt::cublasLtMatmulAlgo_t>,
+    /// FP8: the per-tensor scales of cuBLASLt's A (our B) and B (our A), on the device, where the descriptor
+    /// points.
+    _scales: Option<DeviceBuffer>,
 }
 
+/// cublasGemmEx's type for 16-bit operands (FP8 is checked on its codes as bf16: `Fp8Reference`).
 fn data_type_blas(d: DType) -> blas::cudaDataType {
-    match d {
+    match d.output() {
         DType::F16 => blas::cudaDataType::CUDA_R_16F,
-        DType::BF16 => blas::cudaDataType::CUDA_R_16BF,
+        _ => blas::cudaDataType::CUDA_R_16BF,
     }
 }
 
@@ -56,6 +60,7 @@ fn data_type_lt(d: DType) -> lt::cudaDataType {
     match d {
         DType::F16 => lt::cudaDataType::CUDA_R_16F,
         DType::BF16 => lt::cudaDataType::CUDA_R_16BF,
+        DType::E4M3 => lt::cudaDataType::CUDA_R_8F_E4M3,
     }
 }
 
@@ -71,9 +76,18 @@ fn lt_ok(s: lt::cublasStatus_t, what: &str) -> Result<()> {
 }
 
 impl LtPlan {
-    fn new(handle: lt::cublasLtHandle_t, shape: &Shape, dtype: DType) -> Result<LtPlan> {
+    /// `scales`: FP8's per-tensor scales of our A and B, None for 16-bit operands.
+    fn new(
+        gpu: &Gpu,
+        handle: lt::cublasLtHandle_t,
+        shape: &Shape,
+        dtype: DType,
+        scales: Option<(f32, f32)>,
+    ) -> Result<LtPlan> {
         let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
         let ty = data_type_lt(dtype);
+        // The output is 16-bit in every type (bf16 for FP8), and C takes D's type.
+        let out_ty = data_type_lt(dtype.output());
         unsafe {
             let mut desc = std::ptr::null_mut();
             lt_ok(
@@ -106,9 +120,40 @@ impl LtPlan {
                 "creating layout of A",
             )?;
             lt_ok(
-                lt::cublasLtMatrixLayoutCreate(&mut c, ty, n, m, n as i64),
+                lt::cublasLtMatrixLayoutCreate(&mut c, out_ty, n, m, n as i64),
                 "creating layout of C",
             )?;
+            // FP8 (TN only, as here): D = scale_a scale_b op(A) op(B) with cuBLASLt's A our B and its B our A.
+            let scale_buffer = match scales {
+                Some((scale_ours_a, scale_ours_b)) => {
+                    let buffer = DeviceBuffer::new(gpu, 8)?;
+                    buffer.write(gpu, &[scale_ours_b, scale_ours_a])?;
+                    for (attribute, at, what) in [
+                        (
+                            lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                            buffer.ptr(),
+                            "setting the scale of B (cuBLASLt's A)",
+                        ),
+                        (
+                            lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                            buffer.ptr() + 4,
+                            "setting the scale of A (cuBLASLt's B)",
+                        ),
+                    ] {
+                        lt_ok(
+                            lt::cublasLtMatmulDescSetAttribute(
+                                desc,
+                                attribute,
+                                &at as *const u64 as *const c_void,
+                                8,
+                            ),
+                            what,
+                        )?;
+                    }
+                    Some(buffer)
+                }
+                None => None,
+            };
             let mut pref = std::ptr::null_mut();
             lt_ok(
                 lt::cublasLtMatmulPreferenceCreate(&mut pref),
@@ -152,6 +197,7 @@ impl LtPlan {
                 b,
                 c,
                 algos,
+                _scales: scale_buffer,
             })
         }
     }
@@ -190,20 +236,35 @@ impl<'a> Cublas<'a> {
             .result()
             .during("giving cuBLAS its workspace")?;
         }
-        let lt_plan = LtPlan::new(lt_handle, &operands.shape, operands.dtype)?;
+        let fp8 = operands.dtype == DType::E4M3;
+        let scales = fp8.then_some(crate::measure::operands::FP8_SCALES);
+        let lt_plan = LtPlan::new(gpu, lt_handle, &operands.shape, operands.dtype, scales)?;
+        if fp8 && lt_plan.algos.is_empty() {
+            return Err(Error::Other(format!(
+                "cuBLASLt offers no FP8 (e4m3, per-tensor scales, bf16 output) algorithm for {}",
+                operands.shape.name
+            )));
+        }
         Ok(Cublas {
             blas: blas_handle,
             lt: lt_handle,
             workspace,
             operands,
             lt_plan,
-            path: CublasPath::GemmEx,
+            // cublasGemmEx takes no FP8: there cuBLAS is cuBLASLt.
+            path: if fp8 {
+                CublasPath::Lt(0)
+            } else {
+                CublasPath::GemmEx
+            },
         })
     }
 
-    /// Every path worth timing: GemmEx and each cuBLASLt candidate.
+    /// Every path worth timing: GemmEx (16-bit operands only) and each cuBLASLt candidate.
     pub fn paths(&self) -> Vec<CublasPath> {
-        std::iter::once(CublasPath::GemmEx)
+        let gemm_ex = (self.operands.dtype != DType::E4M3).then_some(CublasPath::GemmEx);
+        gemm_ex
+            .into_iter()
             .chain((0..self.lt_plan.algos.len()).map(CublasPath::Lt))
             .collect()
     }
@@ -216,35 +277,12 @@ impl<'a> Cublas<'a> {
     /// Enqueues one GEMM through `path` on operand set `set`, writing C to `c`.
     pub fn gemm_into(&self, gpu: &Gpu, path: CublasPath, set: usize, c: u64) -> Result<()> {
         let s = &self.operands.sets[set];
-        let shape = &self.operands.shape;
-        let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
         let (alpha, beta) = (1.0f32, 0.0f32);
         match path {
-            CublasPath::GemmEx => unsafe {
-                let ty = data_type_blas(self.operands.dtype);
-                cudarc::cublas::result::gemm_ex(
-                    self.blas,
-                    blas::cublasOperation_t::CUBLAS_OP_T,
-                    blas::cublasOperation_t::CUBLAS_OP_N,
-                    n,
-                    m,
-                    k,
-                    &alpha as *const f32 as *const c_void,
-                    s.b.ptr() as *const c_void,
-                    ty,
-                    k,
-                    s.a.ptr() as *const c_void,
-                    ty,
-                    k,
-                    &beta as *const f32 as *const c_void,
-                    c as *mut c_void,
-                    ty,
-                    n,
-                    blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                    blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                )
-                .during("running cublasGemmEx")
-            },
+            CublasPath::GemmEx if self.operands.dtype == DType::E4M3 => Err(Error::Other(
+                "cublasGemmEx takes no FP8 operands: FP8's cuBLAS paths are cuBLASLt's".into(),
+            )),
+            CublasPath::GemmEx => self.gemm_ex(s.a.ptr(), s.b.ptr(), self.operands.dtype, c, alpha),
             CublasPath::Lt(i) => unsafe {
                 let p = &self.lt_plan;
                 let algo = p
@@ -274,6 +312,64 @@ impl<'a> Cublas<'a> {
                 )
             },
         }
+    }
+
+    /// Row-major C = alpha A B^T through cublasGemmEx, A and B 16-bit of `dtype` (fp32 compute).
+    fn gemm_ex(&self, a: u64, b: u64, dtype: DType, c: u64, alpha: f32) -> Result<()> {
+        let shape = &self.operands.shape;
+        let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
+        let beta = 0.0f32;
+        let ty = data_type_blas(dtype);
+        unsafe {
+            cudarc::cublas::result::gemm_ex(
+                self.blas,
+                blas::cublasOperation_t::CUBLAS_OP_T,
+                blas::cublasOperation_t::CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                &alpha as *const f32 as *const c_void,
+                b as *const c_void,
+                ty,
+                k,
+                a as *const c_void,
+                ty,
+                k,
+                &beta as *const f32 as *const c_void,
+                c as *mut c_void,
+                ty,
+                n,
+                blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+            .during("running cublasGemmEx")
+        }
+    }
+
+    /// The reference a check compares with, into `c` (packed, ldc = N), on set `set`: cublasGemmEx on 16-bit
+    /// operands; on FP8, cublasGemmEx in bf16 on the codes widened to bf16 (exactly), times the two scales.
+    pub fn reference_into(
+        &self,
+        gpu: &Gpu,
+        util: &crate::measure::operands::UtilKernels,
+        set: usize,
+        c: u64,
+    ) -> Result<()> {
+        if self.operands.dtype != DType::E4M3 {
+            return self.gemm_into(gpu, CublasPath::GemmEx, set, c);
+        }
+        let s = &self.operands.sets[set];
+        let shape = &self.operands.shape;
+        let (a_elems, b_elems) = (shape.m * shape.k, shape.n * shape.k);
+        let (a16, b16) = (
+            DeviceBuffer::new(gpu, 2 * a_elems)?,
+            DeviceBuffer::new(gpu, 2 * b_elems)?,
+        );
+        util.widen_e4m3(gpu, s.a.ptr(), a16.ptr(), a_elems)?;
+        util.widen_e4m3(gpu, s.b.ptr(), b16.ptr(), b_elems)?;
+        self.gemm_ex(a16.ptr(), b16.ptr(), DType::BF16, c, self.operands.scale())?;
+        // The widened copies are freed on return: the GEMM that reads them is done first.
+        gpu.synchronize()
     }
 
     /// Enqueues one GEMM through `path` on operand set `set`, writing that set's C.
@@ -334,11 +430,11 @@ pub fn cpu_gemm(a: &[f64], b: &[f64], m: usize, n: usize, k: usize) -> Vec<f64> 
     c
 }
 
-/// A 16-bit value of `dtype` as f64.
+/// A 16-bit output value of `dtype` (its output type's bits) as f64.
 pub fn to_f64(bits: u16, dtype: DType) -> f64 {
-    match dtype {
+    match dtype.output() {
         DType::F16 => half::f16::from_bits(bits).to_f64(),
-        DType::BF16 => half::bf16::from_bits(bits).to_f64(),
+        _ => half::bf16::from_bits(bits).to_f64(),
     }
 }
 

@@ -59,30 +59,38 @@ impl<'a> GemmKernel<'a> {
         hang: &'a HangWatch,
     ) -> Result<Self> {
         let shape = &operands.shape;
-        config.validate_shape(shape)?;
+        config.validate_shape_for(shape, operands.dtype)?;
         let raster = config.raster_group(shape)? as i32;
-        let compiled = compile::compile(label, &source::gemm_program(config, operands.dtype))?;
+        let dtype = operands.dtype;
+        let compiled = compile::compile(label, &source::gemm_program(config, dtype))?;
         let kernel = Kernel::load(gpu, &compiled, "gemm_kernel")?;
-        kernel.set_dynamic_smem(gpu, config.smem_bytes())?;
+        let operand_bytes = dtype.operand_bytes() as u32;
+        let smem = config.smem_bytes_of(operand_bytes);
+        kernel.set_dynamic_smem(gpu, smem)?;
+        if dtype == crate::kernel::problem::DType::E4M3 {
+            kernel.write_global(gpu, "ab_scale", &[operands.scale().to_bits()])?;
+        }
         if config.tile_order == TileOrder::Hilbert {
             let order = tile_order::hilbert(config.tile_rows(shape), config.tile_cols(shape))?;
             kernel.write_global(gpu, "tile_order_table", &order)?;
         }
         // The kernel's A and B: the problem's, or with swap-AB its B (the weights) and A (the tokens).
         let kernel_shape = config.kernel_shape(shape);
-        let a_params = tma::operand(
+        let a_params = tma::operand_of(
             kernel_shape.m,
             shape.k,
             config.a_box_rows(),
             config.tile_k,
             config.swizzle,
+            operand_bytes,
         )?;
-        let b_params = tma::operand(
+        let b_params = tma::operand_of(
             kernel_shape.n,
             shape.k,
             config.b_box_rows(),
             config.tile_k,
             config.swizzle,
+            operand_bytes,
         )?;
         let c_params = tma::output(shape.m, shape.n, shape.n)?;
         let maps = operands
@@ -95,16 +103,16 @@ impl<'a> GemmKernel<'a> {
                     (s.a.ptr(), s.b.ptr())
                 };
                 Ok([
-                    tma::encode(&a_params, a, operands.dtype)?,
-                    tma::encode(&b_params, b, operands.dtype)?,
-                    tma::encode(&c_params, s.c(), operands.dtype)?,
+                    tma::encode(&a_params, a, dtype)?,
+                    tma::encode(&b_params, b, dtype)?,
+                    tma::encode(&c_params, s.c(), dtype.output())?,
                 ])
             })
             .collect::<Result<Vec<_>>>()?;
         let mut launch_shape = LaunchShape {
             grid: config.grid(shape, gpu.info.sm_count),
             block: config.threads(),
-            smem: config.smem_bytes(),
+            smem,
             cluster: config.cluster,
             pdl: config.pdl,
         };
@@ -202,7 +210,7 @@ impl IntoOutput for GemmKernel<'_> {
         // The C map is encoded with the guarded output's stride.
         let shape = &self.operands.shape;
         let params = tma::output(shape.m, shape.n, out.ldc)?;
-        let map = tma::encode(&params, out.c(), self.operands.dtype)?;
+        let map = tma::encode(&params, out.c(), self.operands.dtype.output())?;
         self.enqueue(gpu, set, map, out.c(), out.ldc)
     }
 }

@@ -70,7 +70,10 @@ impl<'a> BoundVariant<'a> {
             name: &name,
         };
         match self {
-            BoundVariant::Cublas => Ok(check.record(cublas.label())),
+            BoundVariant::Cublas => Ok(VariantRecord {
+                check: check.cublas_where_not_the_reference()?,
+                ..check.record(cublas.label())
+            }),
             BoundVariant::Kernel(k) => k.checked_record(&check),
         }
     }

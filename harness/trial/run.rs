@@ -147,7 +147,7 @@ fn check_all(
     let (path, path_event) = if specs.iter().any(|s| **s == VariantSpec::Cublas) {
         choose_cublas_path(ctx.gpu, util, &cublas, &ctx.seeds, &ctx.settings)?
     } else {
-        (CublasPath::GemmEx, None)
+        (cublas.path, None)
     };
     cublas = cublas.with_path(path);
     let mut records = Vec::new();
@@ -357,17 +357,18 @@ fn flags_for(cmp: &Comparison, noise_floor: f64) -> Vec<String> {
     flags
 }
 
-/// What a variant that takes `us` per launch achieved: GEMMs their throughput and effective bandwidth, load
-/// paths the rate they fill shared memory, the read floor the rate it reads A and B.
-fn measures_of(us: f64, shape: &Shape, spec: &VariantSpec) -> Vec<Measure> {
+/// What a variant that takes `us` per launch achieved: GEMMs their throughput and effective bandwidth (at the
+/// operands' bytes: one an FP8 element), load paths the rate they fill shared memory, the read floor the rate it
+/// reads A and B.
+fn measures_of(us: f64, shape: &Shape, spec: &VariantSpec, dtype: DType) -> Vec<Measure> {
     match spec.kernel() {
-        Some(Ok(k)) => k.measures(us, shape),
-        _ => measures::gemm(us, shape),
+        Some(Ok(k)) if dtype != DType::E4M3 => k.measures(us, shape),
+        _ => measures::gemm_of(us, shape, dtype),
     }
 }
 
-fn with_time(r: &mut VariantRecord, us: f64, shape: &Shape, spec: &VariantSpec) {
-    r.measures = measures_of(us, shape, spec);
+fn with_time(r: &mut VariantRecord, us: f64, shape: &Shape, spec: &VariantSpec, dtype: DType) {
+    r.measures = measures_of(us, shape, spec, dtype);
 }
 
 fn compare_job(
@@ -399,8 +400,20 @@ fn compare_job(
     }
     let cmp = compare_in_rounds(ctx, &util, shape, dtype, specs, path)?;
     ctx.mark("rounds timed");
-    with_time(&mut records[0], cmp.baseline_median_us, shape, specs[0]);
-    with_time(&mut records[1], cmp.candidate_median_us, shape, specs[1]);
+    with_time(
+        &mut records[0],
+        cmp.baseline_median_us,
+        shape,
+        specs[0],
+        dtype,
+    );
+    with_time(
+        &mut records[1],
+        cmp.candidate_median_us,
+        shape,
+        specs[1],
+        dtype,
+    );
     let mut record = base(Observed::Compared(cmp.estimate.clone()));
     record
         .flags
@@ -471,7 +484,7 @@ fn sweep_job(
             (row, cmp.candidate_median_us, spec),
         ] {
             if rows[r].measures.is_empty() {
-                rows[r].measures = measures_of(us, shape, s);
+                rows[r].measures = measures_of(us, shape, s, dtype);
             }
         }
         rows[row].relative_time = Some(relative.exp());
@@ -646,6 +659,11 @@ fn profile_job(
 }
 
 fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Result<TrialRecord> {
+    if dtype == DType::E4M3 {
+        return Err(crate::error::Error::Config(
+            "cuBLAS is checked against the CPU in fp16 and bf16: FP8's reference is cuBLAS in bf16 on its codes, widened exactly".into(),
+        ));
+    }
     let gpu = ctx.gpu;
     let util = UtilKernels::new(gpu, dtype)?;
     let mut lines = Vec::new();

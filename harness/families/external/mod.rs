@@ -49,6 +49,10 @@ impl Kernel for ExternalSpec {
         let dtype = m.dtypes[0];
         m.plan(&values, shape, dtype, shape.n).map(|_| ())
     }
+    /// Its manifest says which dtypes it takes (`validate`, `build`).
+    fn takes(&self, _dtype: DType) -> Result<()> {
+        Ok(())
+    }
     fn validate(&self, shape: &Shape, dtype: DType) -> Result<()> {
         ExternalSpec::validate(self, shape, dtype)
     }

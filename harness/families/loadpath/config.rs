@@ -94,6 +94,7 @@ impl LoadPathConfig {
             strides: vec![(k * 2) as u64],
             box_dims: vec![self.box_bytes / 2, ROWS],
             swizzle: self.swizzle,
+            elem_bytes: 2,
         };
         p.validate()?;
         Ok(p)
