@@ -392,4 +392,9 @@ fn fp8_is_e4m3_operands_with_a_bf16_output_and_only_the_swizzled_rungs_take_it()
     );
     assert_eq!(p.box_bytes(), 128 * 128);
     assert!(err(tma::operand_of(4096, 4096, 128, 128, Swizzle::None, 1)).contains("16-bit"));
+    // Half the bytes: as many rotation sets or more, to keep the operands out of L2.
+    use crate::measure::operands::rotation_sets;
+    let decode = shape("decode_attn_out");
+    let l2 = 60 << 20;
+    assert!(rotation_sets(&decode, l2, DType::E4M3) > rotation_sets(&decode, l2, DType::F16));
 }

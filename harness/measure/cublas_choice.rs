@@ -219,7 +219,7 @@ pub fn choose(
     key: &str,
 ) -> Result<PathChoice> {
     let (shape, dtype) = (reference.shape().clone(), reference.dtype());
-    let sets = rotation_sets(&shape, gpu.info.l2_bytes);
+    let sets = rotation_sets(&shape, gpu.info.l2_bytes, dtype);
     let ops = Operands::new(gpu, util, &shape, dtype, sets, seeds.next())?;
     let cublas = Cublas::new(gpu, &ops)?;
     let (times, _) = time_paths_as_rounds_do(gpu, &cublas, sets, &settings.timing)?;
@@ -299,7 +299,7 @@ fn paired_paths(
     baseline: CublasPath,
     candidate: CublasPath,
 ) -> Result<Estimate> {
-    let sets = rotation_sets(shape, gpu.info.l2_bytes);
+    let sets = rotation_sets(shape, gpu.info.l2_bytes, dtype);
     let mut rule = stats::Sequential::new(settings.stats);
     let mut counted: Vec<Vec<f64>> = Vec::new();
     let mut run = 0;

@@ -283,9 +283,12 @@ impl Operands {
     }
 }
 
-/// How many operand sets to rotate through so that the rotated footprint is at least 3x the L2.
-pub fn rotation_sets(shape: &Shape, l2_bytes: u64) -> usize {
-    let footprint = shape.min_bytes(2).max(1.0);
+/// How many operand sets to rotate through so that the rotated footprint is at least 3x the L2 (A and B at the
+/// operands' bytes, C at 2).
+pub fn rotation_sets(shape: &Shape, l2_bytes: u64, dtype: DType) -> usize {
+    let footprint = ((shape.m * shape.k + shape.n * shape.k) * dtype.operand_bytes()
+        + shape.m * shape.n * 2)
+        .max(1) as f64;
     ((3.0 * l2_bytes as f64 / footprint).ceil() as usize).clamp(1, 8)
 }
 

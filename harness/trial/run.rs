@@ -233,7 +233,7 @@ fn compare_in_rounds(
 ) -> Result<Comparison> {
     let gpu = ctx.gpu;
     let settings = &ctx.settings;
-    let sets = rotation_sets(shape, gpu.info.l2_bytes);
+    let sets = rotation_sets(shape, gpu.info.l2_bytes, dtype);
     let needs_cublas = specs.iter().any(|s| **s == VariantSpec::Cublas);
     let started = Instant::now();
     let mut rounds: Vec<timing::Round> = Vec::new();
@@ -532,7 +532,7 @@ fn sustain_job(
         return Ok(base(Observed::Wrong { caught, message }));
     }
     let gpu = ctx.gpu;
-    let sets = rotation_sets(shape, gpu.info.l2_bytes);
+    let sets = rotation_sets(shape, gpu.info.l2_bytes, dtype);
     let mem = round_memory(ctx, &util, shape, dtype, sets)?;
     let cublas = Cublas::new(gpu, &mem.ops)?.with_path(path);
     let bound: Vec<BoundVariant> = specs
