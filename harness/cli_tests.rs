@@ -42,6 +42,18 @@ fn bad_arguments_are_named_with_exit_2() {
         "missing-now.json",
     );
     refused(&["auto", "5x8191x8192"], "multiples of 8");
+    refused(
+        &["compare", "square4096", "10", "cublas", "e4m3"],
+        "`10:tile_k=128`",
+    );
+    refused(
+        &["compare", "square4096", "10", "10", "bf16", "e4m3"],
+        "one dtype",
+    );
+    refused(
+        &["compare", "square4096", "cublas", "skinny", "e4m3"],
+        "fp16 and bf16",
+    );
 }
 
 #[test]

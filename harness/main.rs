@@ -34,7 +34,7 @@ fn emit(text: &str) {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG|stream[:...]|skinny[:...] [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... | build SPEC... [bf16] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | sustain SHAPE SPEC... [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG|stream[:...]|skinny[:...] [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... [bf16|e4m3] | build SPEC... [bf16|e4m3] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | sustain SHAPE SPEC... [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
     ExitCode::from(2)
 }
 
@@ -214,7 +214,8 @@ fn auto_sms() -> u32 {
     })
 }
 
-fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
+/// A variant spec read for `shape` with operands of `dtype` (a rung's switches checked for that type).
+fn spec(s: &str, shape: &harness::Shape, dtype: DType) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);
     }
@@ -226,6 +227,6 @@ fn spec(s: &str, shape: &harness::Shape) -> Result<VariantSpec, String> {
         return Ok(VariantSpec::gemm(label, config));
     }
     harness::kernel::ladder::parse_spec(s)
-        .and_then(|c| c.validate().map(|_| VariantSpec::gemm(s, c)))
+        .and_then(|c| c.validate_for(dtype).map(|_| VariantSpec::gemm(s, c)))
         .map_err(|e| e.to_string())
 }

@@ -92,7 +92,7 @@ pub(crate) fn profile(args: &[String]) -> ExitCode {
     let Some(shape) = shape_arg(&args[1]) else {
         return ExitCode::from(2);
     };
-    let variant = match spec(&args[0], &shape) {
+    let variant = match spec(&args[0], &shape, dtype) {
         Ok(VariantSpec::Cublas) => {
             eprintln!("profile compares a kernel with cuBLAS: give a kernel spec such as rung7 or rung8:pingpong=0");
             return ExitCode::from(2);
@@ -250,7 +250,20 @@ pub(crate) fn compare(
     let Some(shape) = shape_arg(shape_name) else {
         return ExitCode::from(2);
     };
-    let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s, &shape)).collect();
+    // A dtype among the words (fp16 unless one is given: bf16, or e4m3 for FP8), the rest specs.
+    let dtypes: Vec<DType> = specs.iter().filter_map(|s| DType::parse(s)).collect();
+    if dtypes.len() > 1 {
+        eprintln!("compare takes one dtype, got {}", dtypes.len());
+        return ExitCode::from(2);
+    }
+    let dtype = dtypes.first().copied().unwrap_or(DType::F16);
+    let specs: Vec<&String> = specs.iter().filter(|s| DType::parse(s).is_none()).collect();
+    if specs.len() < 2 {
+        eprintln!("compare needs a baseline and at least one candidate");
+        return ExitCode::from(2);
+    }
+    let parsed: Result<Vec<VariantSpec>, String> =
+        specs.iter().map(|s| spec(s, &shape, dtype)).collect();
     let parsed = match parsed {
         Ok(p) => p,
         Err(e) => {
@@ -258,9 +271,9 @@ pub(crate) fn compare(
             return ExitCode::from(2);
         }
     };
-    // A spec that cannot run this shape is said before anything starts.
+    // A spec that cannot run this problem is said before anything starts.
     for p in &parsed {
-        if let Err(e) = p.validate(&shape) {
+        if let Err(e) = p.validate_for(&shape, dtype) {
             eprintln!("{}: {e}", p.name());
             return ExitCode::from(2);
         }
@@ -271,7 +284,7 @@ pub(crate) fn compare(
             baseline: parsed[0].clone(),
             candidate: cand.clone(),
             shape: shape.clone(),
-            dtype: DType::F16,
+            dtype,
         })
         .collect();
     if let Err(code) = gpu_for("compare", &jobs) {
@@ -352,7 +365,8 @@ pub(crate) fn sustain(args: &[String]) -> ExitCode {
     let Some(shape) = shape_arg(&args[0]) else {
         return ExitCode::from(2);
     };
-    let parsed: Result<Vec<VariantSpec>, String> = specs.iter().map(|s| spec(s, &shape)).collect();
+    let parsed: Result<Vec<VariantSpec>, String> =
+        specs.iter().map(|s| spec(s, &shape, DType::F16)).collect();
     let variants = match parsed {
         Ok(p) => p,
         Err(e) => {
