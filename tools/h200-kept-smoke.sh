@@ -36,4 +36,6 @@ sys.exit(1 if bad else 0)
 PY
 rc=$?
 grep -q "found it open" "$OUT/kept-smoke-cost.txt" || { echo "kept-worker mechanics: no worker found a kept process"; rc=1; }
+# One archive comes back instead of a file per log and record.
+tar czf "$OUT/kept-smoke.tgz" -C "$OUT" kept-smoke kept-smoke-cost.txt $(cd "$OUT" && ls kept-smoke-*.log) && rm -rf "$OUT"/kept-smoke "$OUT"/kept-smoke-*.log
 exit $rc
