@@ -51,7 +51,7 @@ pub fn child_entry() -> Option<std::process::ExitCode> {
 }
 
 /// The record of a child that could not read the job it was given.
-pub(crate) fn unreadable_job(name: &str, why: &str) -> TrialRecord {
+fn unreadable_job(name: &str, why: &str) -> TrialRecord {
     TrialRecord::new(
         name,
         &Job::CublasVsCpu {
