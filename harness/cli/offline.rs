@@ -2,7 +2,6 @@
 
 use harness::report::results::RunFile;
 use harness::trial::job::VariantSpec;
-use harness::DType;
 use std::process::ExitCode;
 
 /// Where each kernel's warps wait, from a source page `profile --full` wrote (source.csv): `stalls FILE [TOP]`.
@@ -223,21 +222,15 @@ pub(crate) fn agree(files: &[String]) -> ExitCode {
 /// Compiles each variant (its switches checked first) and prints what ptxas reports: a spec that does not build,
 /// or spills, is found here rather than on a lent GPU. Fails if any does not compile or spills.
 pub(crate) fn build(args: &[String]) -> ExitCode {
-    let dtypes: Vec<DType> = args.iter().filter_map(|a| DType::parse(a)).collect();
-    if dtypes.len() > 1 {
-        eprintln!(
-            "build takes one dtype, got {}: run it once per dtype",
-            dtypes
-                .iter()
-                .map(|d| d.name())
-                .collect::<Vec<_>>()
-                .join(" and ")
-        );
-        return ExitCode::from(2);
-    }
-    let dtype = dtypes.first().copied().unwrap_or(DType::F16);
+    let (dtype, specs) = match super::dtype_and_words("build", args) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     let mut ok = true;
-    for spec in args.iter().filter(|a| DType::parse(a).is_none()) {
+    for spec in specs {
         // A kernel outside the ladder or a rung with switches, built on the CPU as its family builds it (an external
         // kernel's manifest checked for this dtype, its module built as the manifest says).
         let variant = match VariantSpec::outside_ladder(spec) {

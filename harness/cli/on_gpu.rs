@@ -251,13 +251,13 @@ pub(crate) fn compare(
         return ExitCode::from(2);
     };
     // A dtype among the words (fp16 unless one is given: bf16, or e4m3 for FP8), the rest specs.
-    let dtypes: Vec<DType> = specs.iter().filter_map(|s| DType::parse(s)).collect();
-    if dtypes.len() > 1 {
-        eprintln!("compare takes one dtype, got {}", dtypes.len());
-        return ExitCode::from(2);
-    }
-    let dtype = dtypes.first().copied().unwrap_or(DType::F16);
-    let specs: Vec<&String> = specs.iter().filter(|s| DType::parse(s).is_none()).collect();
+    let (dtype, specs) = match super::dtype_and_words("compare", specs) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     if specs.len() < 2 {
         eprintln!("compare needs a baseline and at least one candidate");
         return ExitCode::from(2);
