@@ -109,6 +109,22 @@ impl CheckReport {
     }
 }
 
+/// Operand set 0 drawn afresh from `seed`, and the reference on it (packed, ldc = N; NaN wherever it wrote nothing).
+fn fresh_reference(
+    gpu: &Gpu,
+    util: &UtilKernels,
+    operands: &Operands,
+    cublas: &Cublas,
+    seed: u64,
+) -> Result<DeviceBuffer> {
+    let shape = &operands.shape;
+    let reference = DeviceBuffer::new(gpu, shape.m * shape.n * 2)?;
+    operands.refill(gpu, util, 0, seed)?;
+    reference.fill_u16(gpu, operands.dtype.nan_bits())?;
+    cublas.reference_into(gpu, util, 0, reference.ptr())?;
+    Ok(reference)
+}
+
 /// Checks `kernel` on operand set 0 against cublasGemmEx on the same inputs, freshly drawn from `seed`. cuBLAS
 /// writes a packed reference (ldc = N); the kernel writes into a guarded output whose rows are padded past N.
 pub fn check(
@@ -122,11 +138,8 @@ pub fn check(
 ) -> Result<CheckReport> {
     let shape = &operands.shape;
     let total = shape.m * shape.n;
-    let reference = DeviceBuffer::new(gpu, total * 2)?;
+    let reference = fresh_reference(gpu, util, operands, cublas, seed)?;
     let out = GuardedOutput::new(gpu, shape.m, shape.n)?;
-    operands.refill(gpu, util, 0, seed)?;
-    reference.fill_u16(gpu, operands.dtype.nan_bits())?;
-    cublas.reference_into(gpu, util, 0, reference.ptr())?;
     out.poison(gpu, operands.dtype)?;
     gpu.synchronize()?;
     hang.reset();
@@ -158,12 +171,9 @@ pub fn check_cublas(
 ) -> Result<CheckReport> {
     let shape = &operands.shape;
     let total = shape.m * shape.n;
-    let reference = DeviceBuffer::new(gpu, total * 2)?;
+    let reference = fresh_reference(gpu, util, operands, cublas, seed)?;
     let out = DeviceBuffer::new(gpu, total * 2)?;
-    operands.refill(gpu, util, 0, seed)?;
-    reference.fill_u16(gpu, operands.dtype.nan_bits())?;
     out.fill_u16(gpu, operands.dtype.nan_bits())?;
-    cublas.reference_into(gpu, util, 0, reference.ptr())?;
     cublas.gemm_into(gpu, cublas.path, 0, out.ptr())?;
     gpu.synchronize()?;
     let raw = util.compare(gpu, out.ptr(), shape.n, reference.ptr(), shape.n, total)?;

@@ -207,14 +207,11 @@ impl Pool {
             }
             Ended::Died => {
                 let status = exit_status(&mut worker.child);
-                let observed = match child::take_record(&record) {
-                    Some(r) => return ChildOutcome { record: r, output },
-                    None => child::died_without_record(&status, &output),
-                };
-                ChildOutcome {
-                    record: TrialRecord::new(name, job, observed),
-                    output,
-                }
+                // A record written before the process died still says what it saw.
+                let record = child::take_record(&record).unwrap_or_else(|| {
+                    TrialRecord::new(name, job, child::died_without_record(&status, &output))
+                });
+                ChildOutcome { record, output }
             }
         }
     }
