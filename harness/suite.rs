@@ -121,25 +121,32 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
 }
 
 /// The ladder's rungs with FP8 (e4m3) operands and a bf16 output (issue 40, H113): each rung that can take them
-/// (the 128-byte swizzle, rungs 4 and up), its k-block twice as many elements so that a stage holds the same bytes.
-/// One CPU trial each (`compile::fp8::rung10_stmatrix`): NVRTC builds it, with wgmma k32 on e4m3 operands, clean
-/// in ptxas's report as every compiled kernel must be. No FP8 kernel is run or timed yet: the operands, the
-/// reference and the check in FP8 are still to be built.
+/// (the 128-byte swizzle, rungs 4 and up), its k-block twice as many elements so that a stage holds the same bytes,
+/// with per-tensor scales; then the top rung's other FP8 variants: row-wise scales (H116), two-level accumulation
+/// (H115) and block scales (H117). One CPU trial each (`compile::fp8::rung10_stmatrix`,
+/// `compile::fp8::block::rung10_bn128`): NVRTC builds it, with wgmma k32 on e4m3 operands, clean in ptxas's report
+/// (no spills) as every compiled kernel must be. A variant that fails validation fails its trial.
 pub fn fp8_compile_trials() -> Vec<Trial> {
     use crate::kernel::ladder::Rung;
-    // The utility program of FP8 problems: its fill (e4m3 codes) and widening (to bf16) kernels besides the rest.
+    use crate::kernel::problem::Scales;
+    // The utility program of FP8 problems: its fill (e4m3 codes) and reference (dequantize, round) kernels.
     let util = Trial::ignorable_test("compile::fp8::util", || {
         if let Some(skip) = nvrtc_missing()? {
             return Ok(skip);
         }
         let program = crate::kernel::source::program(
-            &crate::kernel::source::util_defines(DType::E4M3),
+            &crate::kernel::source::util_defines(DType::FP8),
             crate::kernel::source::UTIL,
         );
         let compiled = crate::gpu::compile::compile("util_e4m3", &program)
             .map_err(|e| Failed::from(e.to_string()))?;
         let entries: Vec<&str> = compiled.entries.iter().map(|(n, _)| n.as_str()).collect();
-        for kernel in ["fill_uniform_e4m3", "e4m3_to_bf16", "compare"] {
+        for kernel in [
+            "fill_uniform_e4m3",
+            "dequantize_e4m3",
+            "round_f32",
+            "compare",
+        ] {
             if !entries.contains(&kernel) {
                 return Err(Failed::from(format!(
                     "util_e4m3 has no {kernel}: {entries:?}"
@@ -148,43 +155,56 @@ pub fn fp8_compile_trials() -> Vec<Trial> {
         }
         Ok(Completion::Completed)
     });
-    let rungs = Rung::ALL
-        .iter()
-        .filter_map(|rung| {
-            let config = rung.config();
-            let config = config.clone().with_tile_k(2 * config.tile_k);
-            config.validate_fp8().ok()?;
-            Some((rung.name(), config))
-        })
-        .map(|(name, config)| {
-            Trial::ignorable_test(format!("compile::fp8::{name}"), move || {
-                let defines = config
-                    .fp8_defines()
-                    .map_err(|e| Failed::from(e.to_string()))?;
-                // The FP8 path is the one compiled: the header's type section resolves to e4m3 and k32.
-                let types = crate::kernel::source::resolve_conditionals(
-                    crate::kernel::source::PRIMITIVES,
-                    &defines,
-                )
+    // Each variant as a spec, parsed inside its trial: a spec that does not parse fails that trial alone.
+    let rungs = Rung::ALL.iter().filter_map(|rung| {
+        let config = rung.config();
+        config
+            .clone()
+            .with_tile_k(2 * config.tile_k)
+            .validate_fp8(Scales::Tensor)
+            .ok()?;
+        let spec = format!("{}:tile_k={}", rung.name(), 2 * config.tile_k);
+        Some((rung.name().to_string(), spec, DType::FP8))
+    });
+    let variants = [
+        ("row::rung10_stmatrix", "", DType::E4M3(Scales::Row)),
+        ("promote::rung10_bn128", ",bn=128,promote=1", DType::FP8),
+        ("promote4::rung10_bn128", ",bn=128,promote=4", DType::FP8),
+        (
+            "block::rung10_bn128",
+            ",bn=128,promote=1",
+            DType::E4M3(Scales::Block),
+        ),
+    ]
+    .map(|(name, changes, dtype)| (name.to_string(), format!("10:tile_k=128{changes}"), dtype));
+    let compiles = rungs.chain(variants).map(|(name, spec, dtype)| {
+        Trial::ignorable_test(format!("compile::fp8::{name}"), move || {
+            let defines = crate::kernel::ladder::parse_spec(&spec)
+                .and_then(|config| config.fp8_defines(dtype))
+                .map_err(|e| Failed::from(format!("{spec} ({}): {e}", dtype.name())))?;
+            // The FP8 path is the one compiled: the header's type section resolves to e4m3 and k32.
+            let types = crate::kernel::source::resolve_conditionals(
+                crate::kernel::source::PRIMITIVES,
+                &defines,
+            )
+            .map_err(|e| Failed::from(e.to_string()))?;
+            if !types.contains("#define WGMMA_AB \"e4m3\"") || !types.contains("#define MMA_K 32") {
+                return Err(Failed::from(
+                    "the FP8 defines did not select the e4m3 wgmma",
+                ));
+            }
+            if let Some(skip) = nvrtc_missing()? {
+                return Ok(skip);
+            }
+            let program = crate::kernel::source::program(&defines, crate::kernel::source::GEMM);
+            let label = format!("fp8_{}", name.replace("::", "_"));
+            let compiled = crate::gpu::compile::compile(&label, &program)
                 .map_err(|e| Failed::from(e.to_string()))?;
-                if !types.contains("#define WGMMA_AB \"e4m3\"")
-                    || !types.contains("#define MMA_K 32")
-                {
-                    return Err(Failed::from(
-                        "the FP8 defines did not select the e4m3 wgmma",
-                    ));
-                }
-                if let Some(skip) = nvrtc_missing()? {
-                    return Ok(skip);
-                }
-                let program = crate::kernel::source::program(&defines, crate::kernel::source::GEMM);
-                let compiled = crate::gpu::compile::compile(&format!("fp8_{name}"), &program)
-                    .map_err(|e| Failed::from(e.to_string()))?;
-                check_resources(&compiled.report).map_err(Failed::from)?;
-                Ok(Completion::Completed)
-            })
-        });
-    std::iter::once(util).chain(rungs).collect()
+            check_resources(&compiled.report).map_err(Failed::from)?;
+            Ok(Completion::Completed)
+        })
+    });
+    std::iter::once(util).chain(compiles).collect()
 }
 
 /// The GPUs besides Hopper that the portable kernels are compiled for on the CPU: the oldest the suite takes, an

@@ -3,7 +3,7 @@
 use crate::error::{CudaContext as _, Error};
 use crate::kernel::config::{Raster, Swizzle};
 use crate::kernel::ladder::{parse_spec, Rung};
-use crate::kernel::problem::{shape, DType, Shape};
+use crate::kernel::problem::{shape, DType, Scales, Shape};
 use crate::kernel::tma;
 
 fn err(r: crate::error::Result<impl std::fmt::Debug>) -> String {
@@ -149,7 +149,9 @@ fn raster_group_that_does_not_divide_the_grid() {
 fn unsupported_dtype() {
     let m = err(DType::from_name("int8"));
     assert!(
-        m.contains("unsupported dtype `int8`") && m.contains("fp16, bf16 or e4m3"),
+        m.contains("unsupported dtype `int8`")
+            && m.contains("fp16, bf16 or FP8")
+            && m.contains("e4m3-block"),
         "{m}"
     );
     assert_eq!(DType::from_name("BF16").unwrap(), DType::BF16);
@@ -339,11 +341,11 @@ fn an_fp8_k_block_holds_the_bytes_of_a_sixteen_bit_one_twice_as_long() {
     use crate::kernel::config::{FP8, SIXTEEN_BIT};
     let top = Rung::top().config();
     let fp8 = top.clone().with_tile_k(2 * top.tile_k);
-    fp8.validate_fp8().unwrap();
+    fp8.validate_fp8(Scales::Tensor).unwrap();
     assert_eq!(fp8.stage_bytes_of(FP8), top.stage_bytes_of(SIXTEEN_BIT));
     assert_eq!(fp8.smem_bytes_of(FP8), top.smem_bytes());
     assert_eq!(fp8.k_boxes_of(FP8), top.k_boxes());
-    let defines = fp8.fp8_defines().unwrap();
+    let defines = fp8.fp8_defines(DType::FP8).unwrap();
     let value = |name: &str| {
         defines
             .iter()
@@ -355,35 +357,35 @@ fn an_fp8_k_block_holds_the_bytes_of_a_sixteen_bit_one_twice_as_long() {
     assert_eq!(value("DTYPE_BF16").as_deref(), Some("1"));
     assert_eq!(value("STAGE_BYTES"), Some(top.stage_bytes().to_string()));
     // Half a 128-byte row of FP8 is no k-block; the narrower swizzles are laid out for 16-bit elements.
-    assert!(err(top.validate_fp8()).contains("multiple of 128"));
+    assert!(err(top.validate_fp8(Scales::Tensor)).contains("multiple of 128"));
     assert!(err(Rung::Swizzle128
         .config()
         .with_swizzle(Swizzle::B64, 128)
-        .validate_fp8())
+        .validate_fp8(Scales::Tensor))
     .contains("swizzle=128"));
 }
 
 #[test]
 fn fp8_is_e4m3_operands_with_a_bf16_output_and_only_the_swizzled_rungs_take_it() {
     use crate::trial::job::VariantSpec;
-    assert_eq!(DType::parse("fp8"), Some(DType::E4M3));
-    assert_eq!(DType::E4M3.name(), "e4m3");
+    assert_eq!(DType::parse("fp8"), Some(DType::FP8));
+    assert_eq!(DType::FP8.name(), "e4m3");
     assert_eq!(
-        (DType::E4M3.operand_bytes(), DType::E4M3.output()),
+        (DType::FP8.operand_bytes(), DType::FP8.output()),
         (1, DType::BF16)
     );
-    assert_eq!(DType::E4M3.nan_bits(), DType::BF16.nan_bits());
+    assert_eq!(DType::FP8.nan_bits(), DType::BF16.nan_bits());
     let square = shape("square4096");
     let fp8_top = VariantSpec::gemm("10:tile_k=128", parse_spec("10:tile_k=128").unwrap());
-    fp8_top.validate_for(&square, DType::E4M3).unwrap();
+    fp8_top.validate_for(&square, DType::FP8).unwrap();
     // The rung as it is holds half a 128-byte row of FP8 a k-block; the message says what to write instead.
     let top = VariantSpec::gemm("10", parse_spec("10").unwrap());
-    assert!(err(top.validate_for(&square, DType::E4M3)).contains("`10:tile_k=128`"));
+    assert!(err(top.validate_for(&square, DType::FP8)).contains("`10:tile_k=128`"));
     let unswizzled = VariantSpec::gemm("3:tile_k=128", parse_spec("3:tile_k=128").unwrap());
-    assert!(err(unswizzled.validate_for(&square, DType::E4M3)).contains("swizzle=128"));
+    assert!(err(unswizzled.validate_for(&square, DType::FP8)).contains("swizzle=128"));
     // Kernels outside the ladder take 16-bit operands only, said before anything is built.
     let skinny = VariantSpec::outside_ladder("skinny").unwrap().unwrap();
-    assert!(err(skinny.validate_for(&shape("decode_m1"), DType::E4M3)).contains("fp16 and bf16"));
+    assert!(err(skinny.validate_for(&shape("decode_m1"), DType::FP8)).contains("fp16 and bf16"));
     // FP8 rows of K bytes: TMA's boxes are 128 one-byte elements wide under the 128-byte swizzle.
     let p = tma::operand_of(4096, 4096, 128, 128, Swizzle::B128, 1).unwrap();
     assert_eq!(
@@ -396,5 +398,107 @@ fn fp8_is_e4m3_operands_with_a_bf16_output_and_only_the_swizzled_rungs_take_it()
     use crate::measure::operands::rotation_sets;
     let decode = shape("decode_attn_out");
     let l2 = 60 << 20;
-    assert!(rotation_sets(&decode, l2, DType::E4M3) > rotation_sets(&decode, l2, DType::F16));
+    assert!(rotation_sets(&decode, l2, DType::FP8) > rotation_sets(&decode, l2, DType::F16));
+}
+
+#[test]
+fn fp8_scaling_schemes_are_problems_named_by_their_dtype() {
+    for (word, dtype) in [
+        ("e4m3", DType::E4M3(Scales::Tensor)),
+        ("e4m3-row", DType::E4M3(Scales::Row)),
+        ("e4m3-block", DType::E4M3(Scales::Block)),
+        ("FP8-Row", DType::E4M3(Scales::Row)),
+        ("float8_e4m3fn-block", DType::E4M3(Scales::Block)),
+    ] {
+        assert_eq!(DType::parse(word), Some(dtype), "{word}");
+        assert_eq!(DType::parse(dtype.name()), Some(dtype));
+        assert_eq!((dtype.operand_bytes(), dtype.output()), (1, DType::BF16));
+    }
+    for word in ["e4m3-", "e4m3-col", "e4m3row", "fp16-row"] {
+        assert_eq!(DType::parse(word), None, "{word}");
+    }
+    assert!(err(DType::from_name("e4m3-col")).contains("e4m3-block"));
+    // The kernel's SCALES define follows the problem's scheme; 16-bit programs have none.
+    let config = parse_spec("10:tile_k=128,bn=128,promote=1").unwrap();
+    for (scales, value) in [
+        (Scales::Tensor, "0"),
+        (Scales::Row, "1"),
+        (Scales::Block, "2"),
+    ] {
+        let defines = config.fp8_defines(DType::E4M3(scales)).unwrap();
+        let scales_define = defines.iter().find(|(n, _)| *n == "SCALES");
+        assert_eq!(scales_define.map(|(_, v)| v.as_str()), Some(value));
+        let promote = defines.iter().find(|(n, _)| *n == "PROMOTE");
+        assert_eq!(promote.map(|(_, v)| v.as_str()), Some("1"));
+    }
+    let sixteen = Rung::top().config().defines(DType::F16);
+    assert!(!sixteen.iter().any(|(n, _)| *n == "SCALES"));
+    assert!(config.fp8_defines(DType::F16).is_err());
+}
+
+#[test]
+fn promotion_and_block_scales_say_what_they_need_before_anything_is_built() {
+    let spec = |s: &str| parse_spec(s).unwrap();
+    let block = DType::E4M3(Scales::Block);
+    // Block scales change every k-block of 128: promotion at every k-block, tile_k of exactly one scale block.
+    spec("10:tile_k=128,bn=128,promote=1")
+        .validate_for(block)
+        .unwrap();
+    assert!(err(spec("10:tile_k=128,bn=128").validate_for(block)).contains("promote=1"));
+    assert!(err(spec("10:tile_k=128,bn=128,promote=2").validate_for(block)).contains("promote=1"));
+    assert!(
+        err(spec("10:tile_k=256,bn=128,promote=1,stages=2").validate_for(block))
+            .contains("tile_k=128")
+    );
+    assert!(
+        err(spec("10:tile_k=128,bn=128,promote=1,k_rotate=1").validate_for(block))
+            .contains("k_rotate")
+    );
+    // Two sets of accumulators: rung 10's 64x256 per warpgroup does not fit twice; 64x128 does, and 64x192 just.
+    let two_sets = err(spec("10:tile_k=128,promote=1").validate_for(DType::FP8));
+    assert!(
+        two_sets.contains("2 x 128") && two_sets.contains("bn=128"),
+        "{two_sets}"
+    );
+    spec("10:tile_k=128,bn=192,promote=1")
+        .validate_for(DType::FP8)
+        .unwrap();
+    // Per-tensor and row-wise scales take any interval, or none; 16-bit operands none.
+    spec("10:tile_k=128,bn=128,promote=4")
+        .validate_for(DType::FP8)
+        .unwrap();
+    spec("10:tile_k=128")
+        .validate_for(DType::E4M3(Scales::Row))
+        .unwrap();
+    assert!(err(spec("10:bn=128,promote=1").validate_for(DType::BF16)).contains("FP8"));
+    assert!(
+        err(spec("10:tile_k=128,bn=128,promote=65").validate_for(DType::FP8)).contains("1 to 64")
+    );
+    // Promotion lives in the plain consumer loop.
+    assert!(
+        err(spec("10:tile_k=128,bn=128,promote=1,desc_advance=1").validate_for(DType::FP8))
+            .contains("desc_advance=0")
+    );
+}
+
+#[test]
+fn fp8_scales_are_drawn_apart_from_one_and_padded_past_the_last_tile() {
+    use crate::measure::fp8::Scaling;
+    use crate::measure::operands::draw_scales;
+    assert_eq!(draw_scales(Scaling::PerTensor, 100, 256, 0.5, 7), vec![0.5]);
+    let row = draw_scales(Scaling::RowWise, 100, 256, 0.5, 7);
+    assert_eq!(row.len(), 100);
+    assert!(row.iter().all(|s| (0.25..2.0).contains(s)));
+    // Not all alike: a kernel that takes a neighbour's scale is off.
+    assert!(row.windows(2).all(|w| w[0] != w[1]));
+    assert_eq!(row, draw_scales(Scaling::RowWise, 100, 256, 0.5, 7));
+    assert_ne!(row, draw_scales(Scaling::RowWise, 100, 256, 0.5, 8));
+    assert_eq!(
+        draw_scales(Scaling::Blocks1x128, 100, 300, 0.5, 7).len(),
+        300
+    );
+    assert_eq!(
+        draw_scales(Scaling::Blocks128x128, 300, 300, 0.5, 7).len(),
+        9
+    );
 }

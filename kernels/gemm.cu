@@ -1,5 +1,6 @@
 // gemm.cu: the ladder's one GEMM kernel. C[M,N] = A[M,K] * B[N,K]^T, A and B row-major (K-major), C row-major,
-// fp16 or bf16 in, fp32 accumulation, output in the input type.
+// fp16 or bf16 in, fp32 accumulation, output in the input type; or FP8 e4m3 in (AB_E4M3), dequantized by the scales
+// of the problem's scheme (SCALES), a bf16 output.
 //
 // Every ladder step is a compile-time switch, declared in harness/kernel/switches.rs (its defines come first):
 //   STAGES            shared-memory ring depth (rung 1: 1, a single buffer)
@@ -54,6 +55,9 @@
 //                     of all at the same one (H83); 0: from its first k-block
 //   CLOCK_PROBE       instrumentation: CTA 0's last thread writes its SM's cycles and the global timer's nanoseconds
 //                     from its start to its end into clock_probe: the SM clock the launch actually ran at
+//   PROMOTE           FP8: every PROMOTE k-blocks the wgmma partial sums are added into a second set of fp32
+//                     accumulators (two-level accumulation, as DeepGEMM; under block scales, dequantized on the way);
+//                     0: one set, the tensor core's own accumulation throughout
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -117,15 +121,116 @@ __device__ u64 clock_probe[2];
 #endif
 
 #ifdef AB_E4M3
-// FP8: the product of A's and B's per-tensor scales, written by the host before the first launch. The accumulators
-// hold sums of products of the FP8 codes; the output is their dequantized value.
+// FP8: the accumulators hold sums of products of the FP8 codes; the output is their dequantized value. SCALES picks
+// how (the problem's scheme, harness/kernel/problem.rs): 0, per tensor; 1, per row of A and of B; 2, DeepSeek-V3's
+// 1x128 scales of A and 128x128 of B, applied as each k-block is promoted (below). The host writes the scales (or
+// where they are) before the first launch.
+// Fragment layout of m64nN: warp w, lane l holds rows w*16 + l/4 (+8), columns 8j + 2*(l%4) (+1).
+#if SCALES == 0
+// The product of A's and B's per-tensor scales.
 __device__ float ab_scale;
-__device__ __forceinline__ void scale_accumulators(float (&acc)[WG_ATOMS][WG_N / 2]) {
+__device__ __forceinline__ void scale_accumulators(float (&acc)[WG_ATOMS][WG_N / 2], int, int, int, int) {
   const float s = ab_scale;
 #pragma unroll
   for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
     for (int i = 0; i < WG_N / 2; i++) acc[a][i] *= s;
+}
+#elif SCALES == 1
+// One scale per row of this kernel's A (M of them) and per row of its B (N): under swap-AB the host hands the
+// problem's B scales as row_scales. The host pads both with zeros past the last whole tile, so rows and columns past
+// M and N (never stored) read without a bound check.
+__device__ const float* row_scales;
+__device__ const float* col_scales;
+// Atom a's columns 8 j_begin .. 8 j_end of the tile at (row0, col0), dequantized: the row scales first (two), then
+// the column scales a pair at a time.
+__device__ __forceinline__ void scale_rows_and_columns(float (&acc)[WG_ATOMS][WG_N / 2], int a, int j_begin,
+                                                       int j_end, int row0, int col0) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int r = row0 + a * 64 + warp * 16 + lane / 4;
+  const float rs[2] = {row_scales[r], row_scales[r + 8]};
+#pragma unroll
+  for (int j = j_begin; j < j_end; j++) {
+    const float2 cs = *(const float2*)(col_scales + col0 + j * 8 + 2 * (lane % 4));
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      acc[a][4 * j + 2 * h] *= rs[h] * cs.x;
+      acc[a][4 * j + 2 * h + 1] *= rs[h] * cs.y;
+    }
+  }
+}
+
+// The TMA epilogue scales each 64-column chunk as it stages it (epilogue_tma): scaling the whole tile at once here
+// held too many scales beside the accumulators and spilled rung 10's registers.
+__device__ __forceinline__ void scale_accumulators(float (&acc)[WG_ATOMS][WG_N / 2], int row0, int col0, int, int) {
+#if !EPILOGUE
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++) scale_rows_and_columns(acc, a, 0, WG_N / 8, row0, col0);
+#else
+  (void)acc, (void)row0, (void)col0;
+#endif
+}
+#else
+// Block scales: A's [K/128][M] (a token's scales one per 128 k-elements, M-major as cuBLASLt takes them), B's
+// [ceil(N/128)][K/128] (one per 128x128 block). Each k-block of 128 is one scale block: promote_block dequantizes
+// its partial sums as it adds them. The accumulators leave the mainloop dequantized.
+__device__ const float* a_block_scales;
+__device__ const float* b_block_scales;
+__device__ __forceinline__ void scale_accumulators(float (&)[WG_ATOMS][WG_N / 2], int, int, int, int) {}
+#endif
+#endif
+
+#if PROMOTE
+// Two-level accumulation: the k-blocks of a promotion window accumulate in `part` (wgmma's own FP8 accumulation),
+// then `part` is added into `acc` in fp32; under block scales, dequantized on the way by the scales of the window's
+// k-block, loaded while its MMAs run.
+struct PromoteScales {
+#if SCALES == 2
+  float a[WG_ATOMS][2];
+  float b[WG_N / 8];
+#endif
+};
+
+// The scales of k-block kb (in K's order) for this thread's rows and columns of the tile at (row0, col0).
+__device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int M, int N, int kb, int k_blocks) {
+  PromoteScales s;
+#if SCALES == 2
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const int r = row0 + a * 64 + warp * 16 + lane / 4 + h * 8;
+      s.a[a][h] = r < M ? a_block_scales[(size_t)kb * M + r] : 0.f;
+    }
+#pragma unroll
+  for (int j = 0; j < WG_N / 8; j++) {
+    // Eight columns from a multiple of 8 share one 128-column block.
+    const int c = col0 + j * 8;
+    s.b[j] = c < N ? b_block_scales[(size_t)(c / 128) * k_blocks + kb] : 0.f;
+  }
+#else
+  (void)row0, (void)col0, (void)M, (void)N, (void)kb, (void)k_blocks;
+#endif
+  return s;
+}
+
+__device__ __forceinline__ void promote_partials(float (&acc)[WG_ATOMS][WG_N / 2],
+                                                 const float (&part)[WG_ATOMS][WG_N / 2], const PromoteScales& s) {
+#if SCALES == 2
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+    for (int j = 0; j < WG_N / 8; j++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) acc[a][4 * j + e] += part[a][4 * j + e] * (s.a[a][e / 2] * s.b[j]);
+#else
+  (void)s;
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+    for (int i = 0; i < WG_N / 2; i++) acc[a][i] += part[a][i];
+#endif
 }
 #endif
 
@@ -559,6 +664,12 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[WG_ATOMS][WG_N / 2], c
       const u32 buf = staging + (chunk_count % EPI_BUFFERS) * EPI_CHUNK_BYTES;
       if (lead && chunk_count >= EPI_BUFFERS) bulk_wait_read<EPI_BUFFERS - 1>();
       named_barrier(barrier_id, 128);
+#ifdef AB_E4M3
+#if SCALES == 1
+      // Row-wise FP8 scales, this chunk's only.
+      scale_rows_and_columns(acc, a, jc * 8, jc * 8 + 8, row0, col0);
+#endif
+#endif
 #if STMATRIX
       // Two 8-column blocks per instruction: matrices (rows 0-7, block jj), (rows 8-15, jj), (rows 0-7, jj+1),
       // (rows 8-15, jj+1) of this warp's 16 rows; lane l addresses row l%8 of matrix l/8.
@@ -797,7 +908,57 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       const int m_row = (tm * CLUSTER + rank) * BM, n_col = tn * BN;
 #endif
 
-#if KB_PER_WAIT > 1
+#if PROMOTE
+      {
+        // Two-level accumulation (H115, H117): each window of PROMOTE k-blocks accumulates in `part`; once its MMAs
+        // are complete it is added into acc (dequantized under block scales). Inside a window one batch stays in
+        // flight as in the plain loop below; at a window's end none does.
+        float part[WG_ATOMS][WG_N / 2];
+#pragma unroll
+        for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+          for (int i = 0; i < WG_N / 2; i++) acc[a][i] = 0.f;
+        const int prow0 = m_row + a_row0, pcol0 = n_col + b_row0;
+        bool held = false;  // the ring stage of the k-block before is still to be released
+        for (int kb = 0; kb < item_k_blocks; kb++) {
+          const u32 p = item_pos + kb, s = p % STAGES;
+          mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+          const bool first = kb % PROMOTE == 0;
+          const bool last = kb % PROMOTE == PROMOTE - 1 || kb == item_k_blocks - 1;
+#if FAULT_SKIP_K_BLOCK
+          if (kb != item_k_blocks - 1)
+#endif
+            mma_stage(part, stages + s * STAGE_BYTES, a_row0, b_row0, !first);
+          if (last) {
+            // Block scales of this k-block (in K's order), loaded while its MMAs run.
+            const PromoteScales scales = promote_scales(prow0, pcol0, M, N, w.k_begin + kb, k_blocks);
+#if MMA
+            wgmma_wait<0>();
+#endif
+            if (lane == 0) {
+              if (held) release_stage(empty_bar + 8 * ((p - 1) % STAGES));
+              release_stage(empty_bar + 8 * s);
+            }
+            held = false;
+            promote_partials(acc, part, scales);
+          } else {
+#if MMA
+            wgmma_wait<MMA_IN_FLIGHT>();
+#endif
+            // The MMAs of the k-block before (one batch in flight) or of this one are complete in this warp.
+            if (lane == 0) {
+              if (!MMA_IN_FLIGHT) release_stage(empty_bar + 8 * s);
+              else if (held) release_stage(empty_bar + 8 * ((p - 1) % STAGES));
+            }
+            held = MMA_IN_FLIGHT > 0;
+          }
+        }
+#if PINGPONG && EARLY_TURN
+        // Every MMA of the tile is complete here: the turn passes as in the plain loop's order.
+        if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
+#endif
+      }
+#elif KB_PER_WAIT > 1
       // KB_PER_WAIT ring positions a batch (H60): one fence, commit and wait for MMAs per batch, the ring's stages
       // as small and as many as before, so the loads still run STAGES deep. Released a batch at a time. Whole
       // batches first, then the item's last k-blocks one at a time: a batch's MMAs are issued without a branch
@@ -968,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #if FAULT_SKIP_EPILOGUE
       if (w.tile == 0) continue;
 #endif
-#ifdef AB_E4M3
-      // After stream-K's partials are in: they are added unscaled.
-      scale_accumulators(acc);
-#endif
       const int row0 = m_row + a_row0, col0 = n_col + b_row0;
+#ifdef AB_E4M3
+      // After stream-K's partials are in: they are added unscaled (dequantized already under block scales).
+      scale_accumulators(acc, row0, col0, M, N);
+#endif
 #if EPILOGUE
       epilogue_tma(acc, &tmC, stages + STAGES * STAGE_BYTES + c * EPI_BUFFERS * EPI_CHUNK_BYTES, 2 + c, chunk_count, row0,
                    col0);
@@ -1022,7 +1183,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     if (t == 0) return;
 #endif
 #ifdef AB_E4M3
-    scale_accumulators(acc);
+    scale_accumulators(acc, m_row, n_col, M, N);
 #endif
 #if EPILOGUE
     u32 chunk_count = 0;

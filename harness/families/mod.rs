@@ -60,7 +60,7 @@ pub trait Kernel {
     fn validate_shape(&self, shape: &Shape) -> Result<()>;
     /// Whether it takes operands of `dtype`: fp16 and bf16, unless its family says more.
     fn takes(&self, dtype: DType) -> Result<()> {
-        if dtype == DType::E4M3 {
+        if dtype.is_fp8() {
             return Err(crate::error::Error::Config(
                 "this kernel takes fp16 and bf16 operands: FP8 (e4m3) runs on the ladder's rungs 4 and up, with tile_k=128 (`10:tile_k=128`)".into(),
             ));
@@ -147,7 +147,7 @@ impl Check<'_> {
 
     /// cuBLAS's timed path against the reference, where the two differ (FP8); None where cuBLAS is the reference.
     pub fn cublas_where_not_the_reference(&self) -> Result<Option<CheckReport>> {
-        if self.ops.dtype != DType::E4M3 {
+        if !self.ops.dtype.is_fp8() {
             return Ok(None);
         }
         check::check_cublas(

@@ -305,6 +305,11 @@ pub struct GemmConfig {
     /// start and end into the module's `clock_probe`: the SM clock a launch actually ran at (`sustain`).
     #[serde(default)]
     pub clock_probe: bool,
+    /// FP8 only: every this many k-blocks the wgmma partial sums are added into fp32 accumulators held apart
+    /// (two-level accumulation: the tensor core's own FP8 accumulation keeps fewer bits); 0: never, one set of
+    /// accumulators. Block scales need 1 (their scales change every k-block of 128).
+    #[serde(default)]
+    pub promote: u32,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -420,16 +425,17 @@ impl GemmConfig {
 
     /// `validate` for operands of `dtype`: `validate_fp8` for FP8.
     pub fn validate_for(&self, dtype: crate::kernel::problem::DType) -> Result<()> {
-        match dtype {
-            crate::kernel::problem::DType::E4M3 => self.validate_fp8(),
-            _ => self.validate(),
+        match dtype.scales() {
+            Some(scales) => self.validate_fp8(scales),
+            None => self.validate(),
         }
     }
 
-    /// Checks that this configuration can take FP8 (e4m3) operands: `validate` at one byte an operand element (a
-    /// k-block of whole 128-byte swizzle spans, at most 4, its stages in shared memory), the 128-byte swizzle (the
-    /// unswizzled core-matrix map is laid out for 16-bit elements here), and a k-block of whole FP8 k-steps.
-    pub fn validate_fp8(&self) -> Result<()> {
+    /// Checks that this configuration can take FP8 (e4m3) operands dequantized by `scales`: `validate` at one byte
+    /// an operand element (a k-block of whole 128-byte swizzle spans, at most 4, its stages in shared memory), the
+    /// 128-byte swizzle (the unswizzled core-matrix map is laid out for 16-bit elements here), a k-block of whole
+    /// FP8 k-steps, and what promotion and block scales need (`validate_promotion`).
+    pub fn validate_fp8(&self, scales: crate::kernel::problem::Scales) -> Result<()> {
         if self.swizzle != Swizzle::B128 {
             return config_err(format!(
                 "FP8 operands need swizzle=128 (the layout built for them: rungs 4 and up), got swizzle={}",
@@ -443,6 +449,52 @@ impl GemmConfig {
             ));
         }
         self.validate_of(FP8)?;
+        self.validate_promotion(scales)
+    }
+
+    /// Two-level accumulation (`promote`) and block scales: the promotion is built into the warp-specialized
+    /// consumer loop of one k-block a round; a second set of accumulators must fit beside the first; block scales
+    /// promote every k-block of exactly one scale block (128), in the order k runs, on the problem's own A and B.
+    fn validate_promotion(&self, scales: crate::kernel::problem::Scales) -> Result<()> {
+        use crate::kernel::problem::Scales;
+        if scales == Scales::Block {
+            if self.promote != 1 {
+                return config_err(format!(
+                    "block scales change every k-block of 128: they are applied as each k-block's partial sums are promoted, so e4m3-block needs promote=1 (got promote={}; `10:tile_k=128,bn=128,promote=1`)",
+                    self.promote
+                ));
+            }
+            if self.tile_k != 128 {
+                return config_err(format!(
+                    "block scales cover 128 k-elements: e4m3-block needs tile_k=128, one scale block a k-block (got {})",
+                    self.tile_k
+                ));
+            }
+            if self.swap_ab || self.k_rotate {
+                return config_err("block scales are read by the problem's A rows and B blocks in k order: e4m3-block takes neither swap_ab nor k_rotate");
+            }
+        }
+        if self.promote == 0 {
+            return Ok(());
+        }
+        if self.promote > 64 {
+            return config_err(format!(
+                "promote is a number of k-blocks from 1 to 64 (0: off), got {}",
+                self.promote
+            ));
+        }
+        if !self.warpspec || self.kb_per_wait != 1 || self.desc_advance {
+            return config_err("promote is built into the warp-specialized consumer loop of one k-block a round: it needs warpspec=1, kb_per_wait=1 and desc_advance=0");
+        }
+        let cap = if self.setmaxnreg { 192 } else { 128 };
+        if 2 * self.accumulator_registers() > cap {
+            return config_err(format!(
+                "promote holds two sets of accumulators: a {}x{} tile per warpgroup needs 2 x {} fp32 registers per thread, at most {cap} fit beside the rest; a 64x128 tile per warpgroup fits (`bn=128`)",
+                self.wg_m,
+                self.wg_n(),
+                self.accumulator_registers()
+            ));
+        }
         Ok(())
     }
 
@@ -467,6 +519,12 @@ impl GemmConfig {
 
     /// `validate` for operands of `operand_bytes` an element.
     fn validate_of(&self, operand_bytes: u32) -> Result<()> {
+        if operand_bytes != FP8 && self.promote != 0 {
+            return config_err(format!(
+                "promote applies to FP8's accumulation only (a dtype e4m3, e4m3-row or e4m3-block), got promote={} with 16-bit operands",
+                self.promote
+            ));
+        }
         if self.stages == 0 || self.stages > 16 {
             return config_err(format!("stages must be 1..=16, got {}", self.stages));
         }
@@ -733,7 +791,7 @@ impl GemmConfig {
         dtype: crate::kernel::problem::DType,
     ) -> Result<()> {
         self.validate_for(dtype)?;
-        if dtype == crate::kernel::problem::DType::E4M3 && !shape.k.is_multiple_of(16) {
+        if dtype.is_fp8() && !shape.k.is_multiple_of(16) {
             return config_err(format!(
                 "{}: TMA needs 16-byte aligned row strides: FP8's K must be a multiple of 16 (K = {})",
                 shape.name, shape.k

@@ -7,8 +7,41 @@ use serde::{Deserialize, Serialize};
 pub enum DType {
     F16,
     BF16,
-    /// FP8 e4m3 operands with a per-tensor scale each, a bf16 output (issue 40).
-    E4M3,
+    /// FP8 e4m3 operands, dequantized by scales of the given scheme, a bf16 output (issue 40).
+    E4M3(Scales),
+}
+
+/// How FP8 operands are dequantized: C = dequant(A) dequant(B)^T. The scheme belongs to the problem (the data a
+/// layer holds), so every variant of a comparison, cuBLAS included, takes the same scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Scales {
+    /// One fp32 scale per tensor.
+    Tensor,
+    /// One per row: per token of A (M) and per output channel of B (N), applied in the epilogue.
+    Row,
+    /// DeepSeek-V3's fine-grained scales: one per token per 128 k-elements of A (1x128), one per 128x128 block of B,
+    /// applied as each k-block's partial sums are promoted (two-level accumulation).
+    Block,
+}
+
+impl Scales {
+    pub const ALL: [Scales; 3] = [Scales::Tensor, Scales::Row, Scales::Block];
+    /// The word a dtype name carries after `e4m3` (none for per-tensor).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Scales::Tensor => "",
+            Scales::Row => "-row",
+            Scales::Block => "-block",
+        }
+    }
+    /// The kernel's SCALES define.
+    pub fn define(self) -> u32 {
+        match self {
+            Scales::Tensor => 0,
+            Scales::Row => 1,
+            Scales::Block => 2,
+        }
+    }
 }
 
 impl DType {
@@ -16,22 +49,44 @@ impl DType {
         match self {
             DType::F16 => "fp16",
             DType::BF16 => "bf16",
-            DType::E4M3 => "e4m3",
+            DType::E4M3(Scales::Tensor) => "e4m3",
+            DType::E4M3(Scales::Row) => "e4m3-row",
+            DType::E4M3(Scales::Block) => "e4m3-block",
         }
     }
     pub fn parse(s: &str) -> Option<DType> {
-        match s.to_ascii_lowercase().as_str() {
-            "fp16" | "f16" | "half" => Some(DType::F16),
-            "bf16" | "bfloat16" => Some(DType::BF16),
-            "e4m3" | "fp8" | "float8_e4m3fn" => Some(DType::E4M3),
+        let s = s.to_ascii_lowercase();
+        match s.as_str() {
+            "fp16" | "f16" | "half" => return Some(DType::F16),
+            "bf16" | "bfloat16" => return Some(DType::BF16),
+            _ => {}
+        }
+        // FP8: `e4m3`, `e4m3-row`, `e4m3-block` (also spelled `fp8…` or torch's `float8_e4m3fn…`).
+        let rest = ["e4m3", "fp8", "float8_e4m3fn"]
+            .iter()
+            .find_map(|head| s.strip_prefix(head))?;
+        Scales::ALL
+            .into_iter()
+            .find(|scales| scales.suffix() == rest)
+            .map(DType::E4M3)
+    }
+    /// FP8's scaling scheme; None for 16-bit operands.
+    pub fn scales(self) -> Option<Scales> {
+        match self {
+            DType::E4M3(scales) => Some(scales),
             _ => None,
         }
     }
+    pub fn is_fp8(self) -> bool {
+        self.scales().is_some()
+    }
+    /// Per-tensor FP8, the default FP8 problem.
+    pub const FP8: DType = DType::E4M3(Scales::Tensor);
     /// Like `parse`, with an error naming what is supported.
     pub fn from_name(s: &str) -> crate::error::Result<DType> {
         DType::parse(s).ok_or_else(|| {
             crate::error::Error::Config(format!(
-                "unsupported dtype `{s}`: the kernels take fp16, bf16 or e4m3 (FP8, bf16 output) inputs (fp32 accumulation)"
+                "unsupported dtype `{s}`: the kernels take fp16, bf16 or FP8 inputs (fp32 accumulation); FP8 is e4m3 (per-tensor scales), e4m3-row (a scale per row of A and of B) or e4m3-block (1x128 scales of A, 128x128 of B), with a bf16 output"
             ))
         })
     }
@@ -39,13 +94,13 @@ impl DType {
     pub fn operand_bytes(self) -> usize {
         match self {
             DType::F16 | DType::BF16 => 2,
-            DType::E4M3 => 1,
+            DType::E4M3(_) => 1,
         }
     }
     /// The output's type: the operands' own, or bf16 for FP8.
     pub fn output(self) -> DType {
         match self {
-            DType::E4M3 => DType::BF16,
+            DType::E4M3(_) => DType::BF16,
             sixteen_bit => sixteen_bit,
         }
     }

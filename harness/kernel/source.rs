@@ -33,7 +33,7 @@ pub fn gemm_program(config: &GemmConfig, dtype: DType) -> String {
 /// Defines the kernels outside the ladder need beside the data type: every switch the primitives header reads, the
 /// ladder's mbarrier waits off (so that `show` can resolve the header for them too).
 pub fn util_defines(dtype: DType) -> Vec<(&'static str, String)> {
-    let fp8 = (dtype == DType::E4M3).then(|| ("AB_E4M3", "1".to_string()));
+    let fp8 = dtype.is_fp8().then(|| ("AB_E4M3", "1".to_string()));
     fp8.into_iter()
         .chain(util_defines_16(dtype.output()))
         .collect()
@@ -258,7 +258,11 @@ pub fn resolve_conditionals(src: &str, defines: &[(&str, String)]) -> Result<Str
                 if d.starts_with("if ") || d.starts_with("ifdef ") || d.starts_with("ifndef ") =>
             {
                 let parent = active(&stack);
-                let value = if let Some(name) = d.strip_prefix("ifdef ") {
+                // As the preprocessor does, a condition inside a skipped group is not evaluated (it may name a
+                // define only the taken group's programs have, such as FP8's SCALES).
+                let value = if !parent {
+                    false
+                } else if let Some(name) = d.strip_prefix("ifdef ") {
                     defines.iter().any(|(n, _)| *n == name.trim())
                 } else if let Some(name) = d.strip_prefix("ifndef ") {
                     !defines.iter().any(|(n, _)| *n == name.trim())
@@ -274,12 +278,14 @@ pub fn resolve_conditionals(src: &str, defines: &[(&str, String)]) -> Result<Str
                 });
             }
             Some(d) if d.starts_with("elif ") => {
-                let value = eval(&d[5..], defines)
-                    .or_else(|e| config_err(format!("line {}: {e}", lineno + 1)))?
-                    != 0;
                 let f = stack
                     .last_mut()
                     .ok_or_else(|| crate::error::Error::Config("#elif without #if".into()))?;
+                let value = f.parent_active
+                    && !f.taken
+                    && eval(&d[5..], defines)
+                        .or_else(|e| config_err(format!("line {}: {e}", lineno + 1)))?
+                        != 0;
                 f.active = f.parent_active && !f.taken && value;
                 f.taken |= value;
             }

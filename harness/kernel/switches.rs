@@ -363,6 +363,13 @@ pub const SWITCHES: &[Switch] = &[
         },
     },
     Switch {
+        key: "promote",
+        define: Some("PROMOTE"),
+        doc: "FP8 only: every N k-blocks the wgmma partial sums are added into fp32 accumulators held apart (two-level accumulation); 0 (default): one set of accumulators; e4m3-block needs 1 (H115, H117)",
+        value: |c| c.promote,
+        set: |c, v| assign(&mut c.promote, number("promote", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
@@ -413,20 +420,26 @@ impl GemmConfig {
     /// FP8 (e4m3) operands take `AB_E4M3`, a bf16 output and the geometry of one-byte elements (whether the
     /// configuration can take them is `validate_fp8`'s to say).
     pub fn defines(&self, dtype: DType) -> Vec<(&'static str, String)> {
-        match dtype {
-            DType::E4M3 => {
-                let mut defines = vec![("AB_E4M3", "1".to_string())];
+        match dtype.scales() {
+            Some(scales) => {
+                let mut defines = vec![
+                    ("AB_E4M3", "1".to_string()),
+                    ("SCALES", scales.define().to_string()),
+                ];
                 defines.extend(self.defines_of(DType::BF16, FP8));
                 defines
             }
-            sixteen_bit => self.defines_of(sixteen_bit, SIXTEEN_BIT),
+            None => self.defines_of(dtype, SIXTEEN_BIT),
         }
     }
 
-    /// The defines of this variant with FP8 (e4m3) operands and a bf16 output, after `validate_fp8`.
-    pub fn fp8_defines(&self) -> Result<Vec<(&'static str, String)>> {
-        self.validate_fp8()?;
-        Ok(self.defines(DType::E4M3))
+    /// The defines of this variant with FP8 operands of `dtype` and a bf16 output, after `validate_for`.
+    pub fn fp8_defines(&self, dtype: DType) -> Result<Vec<(&'static str, String)>> {
+        if !dtype.is_fp8() {
+            return config_err(format!("{} is not an FP8 type", dtype.name()));
+        }
+        self.validate_for(dtype)?;
+        Ok(self.defines(dtype))
     }
 
     /// `defines` with the geometry of operands `operand_bytes` an element.

@@ -2,7 +2,11 @@
 //! take (`__nv_fp8_e4m3`: 1 sign, 4 exponent bits of bias 7, 3 mantissa bits; no infinities, S.1111.111 is NaN,
 //! the largest finite magnitude 448), encoding as the device's `cvt.rn.satfinite.e4m3x2.f32` does (round to the
 //! nearest, ties to even, saturating to ±448), the three scaling schemes the issue names, and a float64 GEMM of the
-//! dequantized operands as the reference. Nothing here runs on the GPU; no trial uses it yet (no FP8 kernel exists).
+//! dequantized operands as the reference. Nothing here runs on the GPU: the scale layouts here are the ones the
+//! device code reads (`Scaling::scale_index`), and `reference::cublas_vs_cpu` checks the GPU's FP8 reference
+//! against `reference_gemm` on small shapes.
+
+use crate::kernel::problem::Scales;
 
 /// The largest finite e4m3 magnitude.
 pub const E4M3_MAX: f32 = 448.0;
@@ -74,13 +78,35 @@ impl Scaling {
         }
     }
 
-    /// The index of the scale of element (row, col) of a `rows` x `k` operand (row-major scales).
-    pub fn scale_index(self, row: usize, col: usize, k: usize) -> usize {
+    /// The index of the scale of element (row, col) of a `rows` x `k` operand, in the layouts cuBLASLt takes: 1x128
+    /// scales M-major (`[ceil(k/128)][rows]`, a k-block's scales of consecutive rows side by side), 128x128 scales
+    /// row-major (`[ceil(rows/128)][ceil(k/128)]`). kernels/util.cu's `dequantize_e4m3` and kernels/gemm.cu read
+    /// the same layouts.
+    pub fn scale_index(self, row: usize, col: usize, rows: usize, k: usize) -> usize {
         match self {
             Scaling::PerTensor => 0,
             Scaling::RowWise => row,
-            Scaling::Blocks1x128 => row * k.div_ceil(128) + col / 128,
+            Scaling::Blocks1x128 => (col / 128) * rows + row,
             Scaling::Blocks128x128 => (row / 128) * k.div_ceil(128) + col / 128,
+        }
+    }
+
+    /// `dequantize_e4m3`'s layout argument for these scales.
+    pub fn layout_code(self) -> u32 {
+        match self {
+            Scaling::PerTensor => 0,
+            Scaling::RowWise => 1,
+            Scaling::Blocks1x128 => 2,
+            Scaling::Blocks128x128 => 3,
+        }
+    }
+
+    /// The scalings of A and of B in a problem of `scales`.
+    pub fn of(scales: Scales) -> (Scaling, Scaling) {
+        match scales {
+            Scales::Tensor => (Scaling::PerTensor, Scaling::PerTensor),
+            Scales::Row => (Scaling::RowWise, Scaling::RowWise),
+            Scales::Block => (Scaling::Blocks1x128, Scaling::Blocks128x128),
         }
     }
 }
@@ -103,7 +129,7 @@ impl Quantized {
         let mut amax = vec![0f32; scaling.scale_count(rows, k)];
         for r in 0..rows {
             for c in 0..k {
-                let i = scaling.scale_index(r, c, k);
+                let i = scaling.scale_index(r, c, rows, k);
                 amax[i] = amax[i].max(values[r * k + c].abs());
             }
         }
@@ -112,7 +138,7 @@ impl Quantized {
             .map(|&m| if m > 0.0 { m / E4M3_MAX } else { 1.0 })
             .collect();
         let codes = (0..rows * k)
-            .map(|i| e4m3_from_f32(values[i] / scales[scaling.scale_index(i / k, i % k, k)]))
+            .map(|i| e4m3_from_f32(values[i] / scales[scaling.scale_index(i / k, i % k, rows, k)]))
             .collect();
         Quantized {
             rows,
@@ -126,7 +152,7 @@ impl Quantized {
     /// The value the kernel multiplies: the decoded code times its scale.
     pub fn value(&self, row: usize, col: usize) -> f64 {
         f64::from(e4m3_to_f32(self.codes[row * self.k + col]))
-            * f64::from(self.scales[self.scaling.scale_index(row, col, self.k)])
+            * f64::from(self.scales[self.scaling.scale_index(row, col, self.rows, self.k)])
     }
 }
 
@@ -197,7 +223,13 @@ mod tests {
     fn each_scaling_groups_its_elements_and_uses_the_whole_range() {
         assert_eq!(Scaling::Blocks1x128.scale_count(3, 300), 9);
         assert_eq!(Scaling::Blocks128x128.scale_count(300, 300), 9);
-        assert_eq!(Scaling::Blocks128x128.scale_index(129, 257, 300), 3 + 2);
+        assert_eq!(
+            Scaling::Blocks128x128.scale_index(129, 257, 300, 300),
+            3 + 2
+        );
+        // 1x128 scales M-major, as cuBLASLt takes them: a k-block's scales of consecutive rows side by side.
+        assert_eq!(Scaling::Blocks1x128.scale_index(2, 257, 3, 300), 2 * 3 + 2);
+        assert_eq!(Scaling::Blocks1x128.scale_index(1, 0, 3, 300), 1);
         let (rows, k) = (130, 260);
         let values: Vec<f32> = (0..rows * k)
             .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * (1.0 + (i / k) as f32))
@@ -215,7 +247,7 @@ mod tests {
             for (i, &value) in values.iter().enumerate() {
                 let v = f64::from(value);
                 let err = (q.value(i / k, i % k) - v).abs();
-                let step = f64::from(q.scales[scaling.scale_index(i / k, i % k, k)]);
+                let step = f64::from(q.scales[scaling.scale_index(i / k, i % k, rows, k)]);
                 assert!(
                     err <= v.abs() / 16.0 + step * 2f64.powi(-10),
                     "{scaling:?} {i}: {v} {err}"

@@ -7,9 +7,10 @@ use crate::gpu::compile;
 use crate::gpu::device::Gpu;
 use crate::gpu::launch::{launch, Kernel, LaunchShape};
 use crate::gpu::memory::{ChunkPool, DeviceBuffer};
-use crate::kernel::problem::{DType, Shape};
+use crate::kernel::problem::{DType, Scales, Shape};
 use crate::kernel::source;
 use crate::kernel::tma::rows_to_allocate;
+use crate::measure::fp8::Scaling;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where random inputs come from: GEMM_ABLATE_SEED (to replay a run) or the clock and process id. Each draw is
@@ -61,8 +62,9 @@ pub const GUARD_COLUMNS: usize = 256;
 pub struct UtilKernels {
     /// Random operands: 16-bit values, or FP8 codes.
     fill: Kernel,
-    /// FP8 codes widened to bf16 (the reference's operands), for FP8 only.
-    widen: Option<Kernel>,
+    /// FP8 only: codes dequantized to fp32 by their scales, and fp32 rounded to the output type (the reference's
+    /// operands and result).
+    fp8: Option<(Kernel, Kernel)>,
     compare: Kernel,
     check_guard: Kernel,
     sum: Kernel,
@@ -74,7 +76,7 @@ impl UtilKernels {
     pub fn new(gpu: &Gpu, dtype: DType) -> Result<UtilKernels> {
         let program = source::program(&source::util_defines(dtype), source::UTIL);
         let compiled = compile::compile(&format!("util_{}", dtype.name()), &program)?;
-        let fp8 = dtype == DType::E4M3;
+        let fp8 = dtype.is_fp8();
         Ok(UtilKernels {
             fill: Kernel::load(
                 gpu,
@@ -85,8 +87,13 @@ impl UtilKernels {
                     "fill_uniform"
                 },
             )?,
-            widen: fp8
-                .then(|| Kernel::load(gpu, &compiled, "e4m3_to_bf16"))
+            fp8: fp8
+                .then(|| -> Result<(Kernel, Kernel)> {
+                    Ok((
+                        Kernel::load(gpu, &compiled, "dequantize_e4m3")?,
+                        Kernel::load(gpu, &compiled, "round_f32")?,
+                    ))
+                })
                 .transpose()?,
             compare: Kernel::load(gpu, &compiled, "compare")?,
             check_guard: Kernel::load(gpu, &compiled, "check_guard")?,
@@ -112,16 +119,41 @@ impl UtilKernels {
         }
     }
 
-    /// `elems` FP8 codes at `codes` widened to bf16 at `out` (FP8 utility programs only).
-    pub fn widen_e4m3(&self, gpu: &Gpu, codes: u64, out: u64, elems: usize) -> Result<()> {
-        let widen = self.widen.as_ref().ok_or_else(|| {
+    fn fp8_kernels(&self) -> Result<&(Kernel, Kernel)> {
+        self.fp8.as_ref().ok_or_else(|| {
             crate::error::Error::Other(
-                "internal: widening FP8 codes with a 16-bit utility program".into(),
+                "internal: FP8 reference kernels asked of a 16-bit utility program".into(),
             )
-        })?;
-        let (mut i, mut o, mut n) = (codes, out, elems as u64);
+        })
+    }
+
+    /// A `rows` x `k` operand of FP8 codes at `codes` dequantized by `scales` (laid out as `scaling` says) into
+    /// fp32 at `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dequantize_e4m3(
+        &self,
+        gpu: &Gpu,
+        codes: u64,
+        scales: &DeviceBuffer,
+        scaling: Scaling,
+        rows: usize,
+        k: usize,
+        out: u64,
+    ) -> Result<()> {
+        let (dequantize, _) = self.fp8_kernels()?;
+        let (mut i, mut s, mut layout) = (codes, scales.ptr(), scaling.layout_code());
+        let (mut r, mut kk, mut o) = (rows as u64, k as u64, out);
+        let mut params =
+            crate::kernel_params![&mut i, &mut s, &mut layout, &mut r, &mut kk, &mut o];
+        unsafe { launch(gpu, dequantize, self.grid_for(rows * k), &mut params) }
+    }
+
+    /// `elems` fp32 values at `values` rounded to the output type at `out` (FP8 utility programs only).
+    pub fn round_f32(&self, gpu: &Gpu, values: u64, out: u64, elems: usize) -> Result<()> {
+        let (_, round) = self.fp8_kernels()?;
+        let (mut i, mut o, mut n) = (values, out, elems as u64);
         let mut params = crate::kernel_params![&mut i, &mut o, &mut n];
-        unsafe { launch(gpu, widen, self.grid_for(elems), &mut params) }
+        unsafe { launch(gpu, round, self.grid_for(elems), &mut params) }
     }
 
     /// Uniform values in [-1, 1) from a counter-based generator seeded with `seed` (FP8: rounded to e4m3 codes).
@@ -267,19 +299,97 @@ pub struct Operands {
     pub sets: Vec<OperandSet>,
     /// The seed A and B were drawn from (set i's A from mix(seed, 2i), its B from mix(seed, 2i + 1)).
     pub seed: u64,
+    /// FP8: the scales of A and of B, shared by every set (fp32, in the layouts of `fp8::Scaling::scale_index`).
+    pub scales: Option<ScaleBuffers>,
 }
 
 /// FP8's per-tensor scales of A and B (`FP8_SCALES.0 * FP8_SCALES.1` is exact in fp32): C = scale_a scale_b A B^T
 /// over the codes. Not 1, so that a kernel which drops a scale is caught.
 pub const FP8_SCALES: (f32, f32) = (0.5, 0.75);
 
+/// Zero scales past the last one of each buffer: the kernel reads the scales of whole tiles (up to 1024 rows or
+/// columns past the last, a 4-CTA cluster of 256-row tiles) without a bound check, and block scales one k-block
+/// row further (8 more rows of 128-column blocks).
+const SCALE_PADDING: usize = 1024;
+
+/// An FP8 problem's scales on the device: of A (M rows) and of B (N rows), each with its scheme, padded with zeros
+/// (`SCALE_PADDING`).
+pub struct ScaleBuffers {
+    pub a: DeviceBuffer,
+    pub b: DeviceBuffer,
+    pub a_scaling: Scaling,
+    pub b_scaling: Scaling,
+}
+
+/// Scales of a `rows` x `k` operand under `scaling`: the per-tensor constant, else values drawn from `seed` in
+/// [0.25, 2), so that a kernel that takes a neighbour's scale, or none, fails its check.
+pub fn draw_scales(
+    scaling: Scaling,
+    rows: usize,
+    k: usize,
+    per_tensor: f32,
+    seed: u64,
+) -> Vec<f32> {
+    match scaling {
+        Scaling::PerTensor => vec![per_tensor],
+        _ => (0..scaling.scale_count(rows, k) as u64)
+            .map(|i| 0.25 + 1.75 * ((mix(seed, i) >> 40) as f32 / 16_777_216.0))
+            .collect(),
+    }
+}
+
+impl ScaleBuffers {
+    /// The scales of an FP8 problem of `scales` on `shape`, drawn from `seed`.
+    fn new(gpu: &Gpu, shape: &Shape, scales: Scales, seed: u64) -> Result<ScaleBuffers> {
+        let (a_scaling, b_scaling) = Scaling::of(scales);
+        let upload = |mut values: Vec<f32>| -> Result<DeviceBuffer> {
+            values.resize(
+                values.len() + SCALE_PADDING + 8 * shape.k.div_ceil(128),
+                0.0,
+            );
+            let buffer = DeviceBuffer::new(gpu, values.len() * 4)?;
+            buffer.write(gpu, &values)?;
+            Ok(buffer)
+        };
+        Ok(ScaleBuffers {
+            a: upload(draw_scales(
+                a_scaling,
+                shape.m,
+                shape.k,
+                FP8_SCALES.0,
+                mix(seed, 0xA),
+            ))?,
+            b: upload(draw_scales(
+                b_scaling,
+                shape.n,
+                shape.k,
+                FP8_SCALES.1,
+                mix(seed, 0xB),
+            ))?,
+            a_scaling,
+            b_scaling,
+        })
+    }
+}
+
 impl Operands {
-    /// The factor C carries beyond the product of A's and B's values: FP8's two scales, else 1.
+    /// The factor C carries beyond the product of A's and B's values under per-tensor scales: FP8's two scales,
+    /// else 1.
     pub fn scale(&self) -> f32 {
         match self.dtype {
-            DType::E4M3 => FP8_SCALES.0 * FP8_SCALES.1,
+            DType::E4M3(Scales::Tensor) => FP8_SCALES.0 * FP8_SCALES.1,
             _ => 1.0,
         }
+    }
+
+    /// FP8's scale buffers; an error for 16-bit operands.
+    pub fn fp8_scales(&self) -> Result<&ScaleBuffers> {
+        self.scales.as_ref().ok_or_else(|| {
+            crate::error::Error::Other(format!(
+                "internal: {} operands have no FP8 scales",
+                self.dtype.name()
+            ))
+        })
     }
 }
 
@@ -358,6 +468,10 @@ impl Operands {
                 .fill_u16_range(gpu, words(b_elems), words(b_alloc - b_elems), 0)?;
             out.push(set);
         }
+        let scales = dtype
+            .scales()
+            .map(|scales| ScaleBuffers::new(gpu, shape, scales, mix(seed, 0x5CA1E)))
+            .transpose()?;
         gpu.synchronize()?;
         Ok((
             Operands {
@@ -365,6 +479,7 @@ impl Operands {
                 dtype,
                 sets: out,
                 seed,
+                scales,
             },
             chunks,
         ))

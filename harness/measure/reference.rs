@@ -9,7 +9,8 @@ use crate::error::{CudaContext as _, Error, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::memory::DeviceBuffer;
 use crate::kernel::problem::{DType, Shape};
-use crate::measure::operands::Operands;
+use crate::measure::fp8::Scaling;
+use crate::measure::operands::{Operands, ScaleBuffers};
 use crate::measure::variant::Variant;
 use cudarc::cublas::sys as blas;
 use cudarc::cublaslt::sys as lt;
@@ -43,9 +44,17 @@ struct LtPlan {
     b: lt::cublasLtMatrixLayout_t,
     c: lt::cublasLtMatrixLayout_t,
     algos: Vec<lt::cublasLtMatmulAlgo_t>,
-    /// FP8: the per-tensor scales of cuBLASLt's A (our B) and B (our A), on the device, where the descriptor
-    /// points.
-    _scales: Option<DeviceBuffer>,
+}
+
+/// cuBLASLt's scale mode for an FP8 operand's scales.
+fn lt_scale_mode(scaling: Scaling) -> lt::cublasLtMatmulMatrixScale_t {
+    use lt::cublasLtMatmulMatrixScale_t as Mode;
+    match scaling {
+        Scaling::PerTensor => Mode::CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+        Scaling::RowWise => Mode::CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F,
+        Scaling::Blocks1x128 => Mode::CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
+        Scaling::Blocks128x128 => Mode::CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
+    }
 }
 
 /// cublasGemmEx's type for 16-bit operands (FP8 is checked on its codes as bf16: `Fp8Reference`).
@@ -60,7 +69,7 @@ fn data_type_lt(d: DType) -> lt::cudaDataType {
     match d {
         DType::F16 => lt::cudaDataType::CUDA_R_16F,
         DType::BF16 => lt::cudaDataType::CUDA_R_16BF,
-        DType::E4M3 => lt::cudaDataType::CUDA_R_8F_E4M3,
+        DType::E4M3(_) => lt::cudaDataType::CUDA_R_8F_E4M3,
     }
 }
 
@@ -76,13 +85,12 @@ fn lt_ok(s: lt::cublasStatus_t, what: &str) -> Result<()> {
 }
 
 impl LtPlan {
-    /// `scales`: FP8's per-tensor scales of our A and B, None for 16-bit operands.
+    /// `scales`: FP8's scales of our A and B, None for 16-bit operands.
     fn new(
-        gpu: &Gpu,
         handle: lt::cublasLtHandle_t,
         shape: &Shape,
         dtype: DType,
-        scales: Option<(f32, f32)>,
+        scales: Option<&ScaleBuffers>,
     ) -> Result<LtPlan> {
         let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
         let ty = data_type_lt(dtype);
@@ -123,37 +131,47 @@ impl LtPlan {
                 lt::cublasLtMatrixLayoutCreate(&mut c, out_ty, n, m, n as i64),
                 "creating layout of C",
             )?;
-            // FP8 (TN only, as here): D = scale_a scale_b op(A) op(B) with cuBLASLt's A our B and its B our A.
-            let scale_buffer = match scales {
-                Some((scale_ours_a, scale_ours_b)) => {
-                    let buffer = DeviceBuffer::new(gpu, 8)?;
-                    buffer.write(gpu, &[scale_ours_b, scale_ours_a])?;
-                    for (attribute, at, what) in [
-                        (
-                            lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                            buffer.ptr(),
-                            "setting the scale of B (cuBLASLt's A)",
+            // FP8 (TN only, as here): D = dequant(op(A)) dequant(op(B)) with cuBLASLt's A our B and its B our A,
+            // each operand's scales in the mode of the problem's scheme (cuBLAS 12.9 on: per tensor, per row as an
+            // outer vector, 1x128 and 128x128 blocks); the scale buffers are the operands' own.
+            if let Some(scales) = scales {
+                for (mode_attribute, pointer_attribute, scaling, at, whose) in [
+                    (
+                        lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
+                        lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                        scales.b_scaling,
+                        scales.b.ptr(),
+                        "B (cuBLASLt's A)",
+                    ),
+                    (
+                        lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+                        lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                        scales.a_scaling,
+                        scales.a.ptr(),
+                        "A (cuBLASLt's B)",
+                    ),
+                ] {
+                    let mode = lt_scale_mode(scaling) as u32;
+                    lt_ok(
+                        lt::cublasLtMatmulDescSetAttribute(
+                            desc,
+                            mode_attribute,
+                            &mode as *const u32 as *const c_void,
+                            4,
                         ),
-                        (
-                            lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                            buffer.ptr() + 4,
-                            "setting the scale of A (cuBLASLt's B)",
+                        &format!("setting the scale mode of {whose} ({scaling:?})"),
+                    )?;
+                    lt_ok(
+                        lt::cublasLtMatmulDescSetAttribute(
+                            desc,
+                            pointer_attribute,
+                            &at as *const u64 as *const c_void,
+                            8,
                         ),
-                    ] {
-                        lt_ok(
-                            lt::cublasLtMatmulDescSetAttribute(
-                                desc,
-                                attribute,
-                                &at as *const u64 as *const c_void,
-                                8,
-                            ),
-                            what,
-                        )?;
-                    }
-                    Some(buffer)
+                        &format!("setting the scales of {whose}"),
+                    )?;
                 }
-                None => None,
-            };
+            }
             let mut pref = std::ptr::null_mut();
             lt_ok(
                 lt::cublasLtMatmulPreferenceCreate(&mut pref),
@@ -197,7 +215,6 @@ impl LtPlan {
                 b,
                 c,
                 algos,
-                _scales: scale_buffer,
             })
         }
     }
@@ -236,13 +253,19 @@ impl<'a> Cublas<'a> {
             .result()
             .during("giving cuBLAS its workspace")?;
         }
-        let fp8 = operands.dtype == DType::E4M3;
-        let scales = fp8.then_some(crate::measure::operands::FP8_SCALES);
-        let lt_plan = LtPlan::new(gpu, lt_handle, &operands.shape, operands.dtype, scales)?;
+        let fp8 = operands.dtype.is_fp8();
+        let lt_plan = LtPlan::new(
+            lt_handle,
+            &operands.shape,
+            operands.dtype,
+            operands.scales.as_ref(),
+        )?;
         if fp8 && lt_plan.algos.is_empty() {
             return Err(Error::Other(format!(
-                "cuBLASLt offers no FP8 (e4m3, per-tensor scales, bf16 output) algorithm for {}",
-                operands.shape.name
+                "cuBLASLt {} offers no FP8 algorithm for {} ({}: e4m3 operands, bf16 output)",
+                crate::measure::reference::cublas_version_of(blas_handle),
+                operands.shape.name,
+                operands.dtype.name()
             )));
         }
         Ok(Cublas {
@@ -262,7 +285,7 @@ impl<'a> Cublas<'a> {
 
     /// Every path worth timing: GemmEx (16-bit operands only) and each cuBLASLt candidate.
     pub fn paths(&self) -> Vec<CublasPath> {
-        let gemm_ex = (self.operands.dtype != DType::E4M3).then_some(CublasPath::GemmEx);
+        let gemm_ex = (!self.operands.dtype.is_fp8()).then_some(CublasPath::GemmEx);
         gemm_ex
             .into_iter()
             .chain((0..self.lt_plan.algos.len()).map(CublasPath::Lt))
@@ -279,10 +302,10 @@ impl<'a> Cublas<'a> {
         let s = &self.operands.sets[set];
         let (alpha, beta) = (1.0f32, 0.0f32);
         match path {
-            CublasPath::GemmEx if self.operands.dtype == DType::E4M3 => Err(Error::Other(
+            CublasPath::GemmEx if self.operands.dtype.is_fp8() => Err(Error::Other(
                 "cublasGemmEx takes no FP8 operands: FP8's cuBLAS paths are cuBLASLt's".into(),
             )),
-            CublasPath::GemmEx => self.gemm_ex(s.a.ptr(), s.b.ptr(), self.operands.dtype, c, alpha),
+            CublasPath::GemmEx => self.gemm_ex(s.a.ptr(), s.b.ptr(), self.operands.dtype, c),
             CublasPath::Lt(i) => unsafe {
                 let p = &self.lt_plan;
                 let algo = p
@@ -314,12 +337,29 @@ impl<'a> Cublas<'a> {
         }
     }
 
-    /// Row-major C = alpha A B^T through cublasGemmEx, A and B 16-bit of `dtype` (fp32 compute).
-    fn gemm_ex(&self, a: u64, b: u64, dtype: DType, c: u64, alpha: f32) -> Result<()> {
+    /// Row-major C = A B^T through cublasGemmEx, A and B 16-bit of `dtype` (fp32 compute).
+    fn gemm_ex(&self, a: u64, b: u64, dtype: DType, c: u64) -> Result<()> {
+        self.gemm_ex_typed(
+            a,
+            b,
+            data_type_blas(dtype),
+            c,
+            blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+        )
+    }
+
+    /// Row-major C = A B^T through cublasGemmEx, A, B and C of type `ty`, computed as `compute`.
+    fn gemm_ex_typed(
+        &self,
+        a: u64,
+        b: u64,
+        ty: blas::cudaDataType,
+        c: u64,
+        compute: blas::cublasComputeType_t,
+    ) -> Result<()> {
         let shape = &self.operands.shape;
         let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
-        let beta = 0.0f32;
-        let ty = data_type_blas(dtype);
+        let (alpha, beta) = (1.0f32, 0.0f32);
         unsafe {
             cudarc::cublas::result::gemm_ex(
                 self.blas,
@@ -339,7 +379,7 @@ impl<'a> Cublas<'a> {
                 c as *mut c_void,
                 ty,
                 n,
-                blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                compute,
                 blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
             )
             .during("running cublasGemmEx")
@@ -347,7 +387,8 @@ impl<'a> Cublas<'a> {
     }
 
     /// The reference a check compares with, into `c` (packed, ldc = N), on set `set`: cublasGemmEx on 16-bit
-    /// operands; on FP8, cublasGemmEx in bf16 on the codes widened to bf16 (exactly), times the two scales.
+    /// operands; on FP8, the operands dequantized to fp32 by their scales (each code widened exactly, times its
+    /// scale), multiplied by cublasGemmEx in fp32 (pedantic: no TF32), rounded to bf16 once.
     pub fn reference_into(
         &self,
         gpu: &Gpu,
@@ -355,20 +396,45 @@ impl<'a> Cublas<'a> {
         set: usize,
         c: u64,
     ) -> Result<()> {
-        if self.operands.dtype != DType::E4M3 {
+        if !self.operands.dtype.is_fp8() {
             return self.gemm_into(gpu, CublasPath::GemmEx, set, c);
         }
         let s = &self.operands.sets[set];
+        let scales = self.operands.fp8_scales()?;
         let shape = &self.operands.shape;
-        let (a_elems, b_elems) = (shape.m * shape.k, shape.n * shape.k);
-        let (a16, b16) = (
-            DeviceBuffer::new(gpu, 2 * a_elems)?,
-            DeviceBuffer::new(gpu, 2 * b_elems)?,
+        let (a_elems, b_elems, c_elems) = (shape.m * shape.k, shape.n * shape.k, shape.m * shape.n);
+        let (a32, b32, c32) = (
+            DeviceBuffer::new(gpu, 4 * a_elems)?,
+            DeviceBuffer::new(gpu, 4 * b_elems)?,
+            DeviceBuffer::new(gpu, 4 * c_elems)?,
         );
-        util.widen_e4m3(gpu, s.a.ptr(), a16.ptr(), a_elems)?;
-        util.widen_e4m3(gpu, s.b.ptr(), b16.ptr(), b_elems)?;
-        self.gemm_ex(a16.ptr(), b16.ptr(), DType::BF16, c, self.operands.scale())?;
-        // The widened copies are freed on return: the GEMM that reads them is done first.
+        util.dequantize_e4m3(
+            gpu,
+            s.a.ptr(),
+            &scales.a,
+            scales.a_scaling,
+            shape.m,
+            shape.k,
+            a32.ptr(),
+        )?;
+        util.dequantize_e4m3(
+            gpu,
+            s.b.ptr(),
+            &scales.b,
+            scales.b_scaling,
+            shape.n,
+            shape.k,
+            b32.ptr(),
+        )?;
+        self.gemm_ex_typed(
+            a32.ptr(),
+            b32.ptr(),
+            blas::cudaDataType::CUDA_R_32F,
+            c32.ptr(),
+            blas::cublasComputeType_t::CUBLAS_COMPUTE_32F_PEDANTIC,
+        )?;
+        util.round_f32(gpu, c32.ptr(), c, c_elems)?;
+        // The fp32 copies are freed on return: the kernels that read them are done first.
         gpu.synchronize()
     }
 
@@ -395,9 +461,7 @@ impl<'a> Cublas<'a> {
 
     /// cuBLAS library version (for the results file).
     pub fn version(&self) -> String {
-        let mut v = 0;
-        unsafe { blas::cublasGetVersion_v2(self.blas, &mut v) };
-        format!("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100)
+        cublas_version_of(self.blas)
     }
 }
 
@@ -417,6 +481,13 @@ impl Drop for Cublas<'_> {
             let _ = cudarc::cublaslt::result::destroy_handle(self.lt);
         }
     }
+}
+
+/// The version of the cuBLAS library behind `handle`.
+pub(crate) fn cublas_version_of(handle: blas::cublasHandle_t) -> String {
+    let mut v = 0;
+    unsafe { blas::cublasGetVersion_v2(handle, &mut v) };
+    format!("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100)
 }
 
 /// Row-major C[M,N] = A[M,K] B[N,K]^T in float64 on the CPU.

@@ -67,9 +67,7 @@ impl<'a> GemmKernel<'a> {
         let operand_bytes = dtype.operand_bytes() as u32;
         let smem = config.smem_bytes_of(operand_bytes);
         kernel.set_dynamic_smem(gpu, smem)?;
-        if dtype == crate::kernel::problem::DType::E4M3 {
-            kernel.write_global(gpu, "ab_scale", &[operands.scale().to_bits()])?;
-        }
+        write_scales(gpu, &kernel, config, operands)?;
         if config.tile_order == TileOrder::Hilbert {
             let order = tile_order::hilbert(config.tile_rows(shape), config.tile_cols(shape))?;
             kernel.write_global(gpu, "tile_order_table", &order)?;
@@ -157,6 +155,43 @@ impl<'a> GemmKernel<'a> {
             hang,
             streamk,
         })
+    }
+}
+
+/// FP8: where the kernel finds the problem's scales (its globals, written once before the first launch): the
+/// per-tensor product, or the addresses of the operands' scale buffers. Under swap-AB the kernel's A is the
+/// problem's B, so its row scales are B's.
+fn write_scales(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    config: &GemmConfig,
+    operands: &Operands,
+) -> Result<()> {
+    use crate::kernel::problem::Scales;
+    let Some(scheme) = operands.dtype.scales() else {
+        return Ok(());
+    };
+    let scales = operands.fp8_scales()?;
+    let address = |buffer: &DeviceBuffer| {
+        let p = buffer.ptr();
+        [p as u32, (p >> 32) as u32]
+    };
+    match scheme {
+        Scales::Tensor => kernel.write_global(gpu, "ab_scale", &[operands.scale().to_bits()]),
+        Scales::Row => {
+            let (rows, cols) = if config.swap_ab {
+                (&scales.b, &scales.a)
+            } else {
+                (&scales.a, &scales.b)
+            };
+            kernel.write_global(gpu, "row_scales", &address(rows))?;
+            kernel.write_global(gpu, "col_scales", &address(cols))
+        }
+        // validate_fp8 refuses swap-AB with block scales.
+        Scales::Block => {
+            kernel.write_global(gpu, "a_block_scales", &address(&scales.a))?;
+            kernel.write_global(gpu, "b_block_scales", &address(&scales.b))
+        }
     }
 }
 

@@ -362,7 +362,7 @@ fn flags_for(cmp: &Comparison, noise_floor: f64) -> Vec<String> {
 /// reads A and B.
 fn measures_of(us: f64, shape: &Shape, spec: &VariantSpec, dtype: DType) -> Vec<Measure> {
     match spec.kernel() {
-        Some(Ok(k)) if dtype != DType::E4M3 => k.measures(us, shape),
+        Some(Ok(k)) if !dtype.is_fp8() => k.measures(us, shape),
         _ => measures::gemm_of(us, shape, dtype),
     }
 }
@@ -659,9 +659,9 @@ fn profile_job(
 }
 
 fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Result<TrialRecord> {
-    if dtype == DType::E4M3 {
+    if dtype.is_fp8() {
         return Err(crate::error::Error::Config(
-            "cuBLAS is checked against the CPU in fp16 and bf16: FP8's reference is cuBLAS in bf16 on its codes, widened exactly".into(),
+            "cuBLAS is checked against the CPU in fp16 and bf16: FP8's reference is cuBLAS in fp32 on the dequantized codes".into(),
         ));
     }
     let gpu = ctx.gpu;

@@ -560,7 +560,7 @@ impl Manifest {
         for (i, d) in raw.dtypes.iter().enumerate() {
             // FP8 operands reach the ladder only so far: an external kernel's FP8 launch is not planned yet.
             let dtype = DType::parse(d)
-                .filter(|t| *t != DType::E4M3)
+                .filter(|t| !t.is_fp8())
                 .ok_or_else(|| r.at(&format!("dtypes[{i}]"), format!("`{d}`: fp16 or bf16")))?;
             dtypes.push(dtype);
         }
@@ -2025,7 +2025,7 @@ BN = { default = 128 }
             let name = match r.dtype {
                 DType::F16 => "ext:cute_hopper",
                 DType::BF16 => "ext:cute_hopper_bf16",
-                DType::E4M3 => panic!("no FP8 launch was recorded"),
+                DType::E4M3(_) => panic!("no FP8 launch was recorded"),
             };
             let (m, values) = ExternalSpec::parse(name).unwrap().unwrap().load().unwrap();
             let plan = m.plan(&values, &r.shape, r.dtype, r.ldc).unwrap();
