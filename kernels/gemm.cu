@@ -148,10 +148,10 @@ __device__ __forceinline__ void scale_rows_and_columns(float (&acc)[WG_ATOMS][WG
                                                        int j_end, int row0, int col0) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int r = row0 + a * 64 + warp * 16 + lane / 4;
-  const float rs[2] = {row_scales[r], row_scales[r + 8]};
+  const float rs[2] = {__ldg(row_scales + r), __ldg(row_scales + r + 8)};
 #pragma unroll
   for (int j = j_begin; j < j_end; j++) {
-    const float2 cs = *(const float2*)(col_scales + col0 + j * 8 + 2 * (lane % 4));
+    const float2 cs = __ldg((const float2*)(col_scales + col0 + j * 8 + 2 * (lane % 4)));
 #pragma unroll
     for (int h = 0; h < 2; h++) {
       acc[a][4 * j + 2 * h] *= rs[h] * cs.x;
@@ -172,8 +172,9 @@ __device__ __forceinline__ void scale_accumulators(float (&acc)[WG_ATOMS][WG_N /
 }
 #else
 // Block scales: A's [K/128][M] (a token's scales one per 128 k-elements, M-major as cuBLASLt takes them), B's
-// [ceil(N/128)][K/128] (one per 128x128 block). Each k-block of 128 is one scale block: promote_block dequantizes
-// its partial sums as it adds them. The accumulators leave the mainloop dequantized.
+// [ceil(N/128)][K/128] (one per 128x128 block). Each k-block of 128 is one scale block: promote_partials
+// dequantizes its partial sums as it adds them. The accumulators leave the mainloop dequantized. All scales are
+// read through the read-only path (__ldg): nothing writes them while a kernel runs.
 __device__ const float* a_block_scales;
 __device__ const float* b_block_scales;
 __device__ __forceinline__ void scale_accumulators(float (&)[WG_ATOMS][WG_N / 2], int, int, int, int) {}
@@ -201,13 +202,13 @@ __device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int 
 #pragma unroll
     for (int h = 0; h < 2; h++) {
       const int r = row0 + a * 64 + warp * 16 + lane / 4 + h * 8;
-      s.a[a][h] = r < M ? a_block_scales[(size_t)kb * M + r] : 0.f;
+      s.a[a][h] = r < M ? __ldg(a_block_scales + (size_t)kb * M + r) : 0.f;
     }
 #pragma unroll
   for (int j = 0; j < WG_N / 8; j++) {
     // Eight columns from a multiple of 8 share one 128-column block.
     const int c = col0 + j * 8;
-    s.b[j] = c < N ? b_block_scales[(size_t)(c / 128) * k_blocks + kb] : 0.f;
+    s.b[j] = c < N ? __ldg(b_block_scales + (size_t)(c / 128) * k_blocks + kb) : 0.f;
   }
 #else
   (void)row0, (void)col0, (void)M, (void)N, (void)kb, (void)k_blocks;
