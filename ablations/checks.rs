@@ -4,7 +4,7 @@
 use harness::families::skinny::Skinny;
 use harness::trial::expect::{Caught, Expect, Expectation};
 use harness::trial::hypothesis::{compare, configs, correct, expect_verdict};
-use harness::{shape, DType, Fault, GemmConfig, GpuTrial, Job, Rung, VariantSpec, Verdict};
+use harness::{shape, DType, Fault, GemmConfig, GpuTrial, Job, Rung, Scales, VariantSpec, Verdict};
 
 /// A/A comparisons: the noise floor, which must come out as no change.
 pub(crate) fn noise() -> Vec<GpuTrial> {
@@ -45,6 +45,7 @@ pub(crate) fn reference_and_dtypes() -> Vec<GpuTrial> {
         )
     };
     let mut out = vec![cpu(DType::F16), cpu(DType::BF16)];
+    out.extend(Scales::ALL.map(|scales| cpu(DType::E4M3(scales))));
     for rung in Rung::ALL {
         out.push(correct(
             &format!("dtype::bf16::{}::square4096", rung.name()),
@@ -52,6 +53,58 @@ pub(crate) fn reference_and_dtypes() -> Vec<GpuTrial> {
             "square4096",
             DType::BF16,
         ));
+    }
+    out
+}
+
+/// FP8 (issue 40): the top rung in each scaling scheme, with and without two-level accumulation, and rung 4 (the
+/// direct epilogue), against the fp32 reference on the dequantized operands; on a whole-tile shape, 777 tokens
+/// (a partial last tile row) and 1000x1000x1008 (partial tiles along N, and a partial last k-block and 128-column
+/// scale block). Correctness only: no FP8 timing trial until these have run on the H200.
+pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
+    let (tensor, row, block) = (
+        DType::E4M3(Scales::Tensor),
+        DType::E4M3(Scales::Row),
+        DType::E4M3(Scales::Block),
+    );
+    let whole_and_partial = ["square4096", "attn_out_777", "1000x1000x1008"];
+    // A stage of 128 one-byte k-elements holds what a 16-bit stage of 64 holds.
+    let top = || Rung::Stmatrix.config().with_tile_k(128);
+    let promoted = |every: u32| GemmConfig {
+        bn: 128,
+        promote: every,
+        ..top()
+    };
+    let rung4 = || Rung::Swizzle128.config().with_tile_k(128);
+    let variants: [(&str, GemmConfig, DType, &[&str]); 7] = [
+        ("rung10_k128", top(), tensor, &whole_and_partial),
+        ("rung10_k128", top(), row, &whole_and_partial),
+        (
+            "rung10_bn128_promote1",
+            promoted(1),
+            tensor,
+            &["square4096", "1000x1000x1008"],
+        ),
+        ("rung10_bn128_promote4", promoted(4), tensor, &["long_k"]),
+        (
+            "rung10_bn128_promote1",
+            promoted(1),
+            block,
+            &whole_and_partial,
+        ),
+        ("rung4_k128", rung4(), tensor, &["attn_out_777"]),
+        ("rung4_k128", rung4(), row, &["attn_out_777"]),
+    ];
+    let mut out = Vec::new();
+    for (label, config, dtype, shapes) in variants {
+        for s in shapes {
+            out.push(correct(
+                &format!("correct::fp8::{}::{label}::{s}", dtype.name()),
+                VariantSpec::gemm(label, config.clone()),
+                s,
+                dtype,
+            ));
+        }
     }
     out
 }

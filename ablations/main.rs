@@ -20,7 +20,7 @@ mod past_seed;
 mod small_m;
 mod steps;
 
-use checks::{any_m, faults, noise, reference_and_dtypes, reliability, sanitize};
+use checks::{any_m, faults, fp8_correct, noise, reference_and_dtypes, reliability, sanitize};
 use epilogue_hiding::epilogue_hiding;
 use past_seed::past_seed;
 use small_m::{
@@ -48,6 +48,7 @@ fn mine() -> Vec<GpuTrial> {
 fn gpu_trials(files: Vec<GpuTrial>) -> Vec<GpuTrial> {
     [
         reference_and_dtypes(),
+        fp8_correct(),
         noise(),
         harness::trial::hypothesis::ladder_trials(),
         steps(),

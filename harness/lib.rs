@@ -34,7 +34,7 @@ pub use kernel::config::{
     Epilogue, Fault, GemmConfig, Multicast, Raster, Swizzle, TileOrder, WaitScope,
 };
 pub use kernel::ladder::Rung;
-pub use kernel::problem::{shape, DType, Shape};
+pub use kernel::problem::{shape, DType, Scales, Shape};
 pub use measure::stats::Verdict;
 pub use trial::expect::{Caught, Expect, Expectation};
 pub use trial::job::GpuTrial;
