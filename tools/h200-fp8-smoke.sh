@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
-# FP8 (issue 40) on the H200 for the first time, about 2 minutes: H112's probe of cuBLASLt's FP8 scale modes, then
-# the top rung in FP8 (tile_k=128) checked and timed against cuBLASLt's FP8 path with per-tensor scales on the shapes
-# H113 names, and one decode shape. Every comparison checks both variants first (the kernel against cublasGemmEx in
-# bf16 on the same codes widened, cuBLASLt's FP8 path against the same): a wrong result is reported, never timed.
+# FP8 (issue 40) on the H200 for the first time, about 3 minutes, before any whole suite (its FP8 trials are
+# correctness only, and new): H112's probe of cuBLASLt's FP8 scale modes; the FP8 correctness trials (the fp32
+# reference and cuBLASLt's FP8 paths against float64 on the CPU, then the top rung in each scaling scheme, promoted
+# or not, and rung 4, on whole and partial tiles); then first timings: the top rung (tile_k=128) against cuBLASLt's
+# FP8 path with per-tensor scales on the shapes H113 names and one decode shape, with row-wise scales (H116's
+# shapes), with block scales (H117), and promotion every k-block against none (H115). Every comparison checks both
+# variants first: a wrong result is reported, never timed.
 # Run from the repository root after ../shared/tools/gpu-stage and tools/gpu-pack.sh, with OUT set.
 set -uo pipefail
 export GEMM_ABLATE_RESULTS_DIR="$OUT/fp8/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
 tools/h200-fp8-probe.sh > "$OUT/fp8/probe.log" 2>&1 || echo "the probe failed: $OUT/fp8/probe.log"
 tail -30 "$OUT/fp8/probe.log"
-for shape in square4096 prefill_attn_out prefill_mlp_up decode_attn_out; do
+for filter in cublas_vs_cpu::e4m3 correct::fp8; do
+  log="$OUT/fp8/trials-${filter//:/_}.log"
   start=$(date +%s)
-  .gpu/gemm-ablate compare "$shape" cublas 10:tile_k=128 e4m3 > "$OUT/fp8/compare-$shape.log" 2>&1
-  echo "$shape: $(( $(date +%s) - start )) s"
-  grep -E "ratio|verdict|wrong|error|Error|TFLOP|check" "$OUT/fp8/compare-$shape.log" | head -12
+  .gpu/ablations "$filter" > "$log" 2>&1
+  echo "$filter: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$log")"
+  grep -E "^test .*FAILED" "$log" | head -20
 done
+compare() { # SHAPE BASELINE CANDIDATE DTYPE
+  local log="$OUT/fp8/compare-$1-$3-$4.log" start=$(date +%s)
+  .gpu/gemm-ablate compare "$1" "$2" "$3" "$4" > "$log" 2>&1
+  echo "$1 $2 vs $3 ($4): $(( $(date +%s) - start )) s"
+  grep -E "ratio|verdict|wrong|error|Error|TFLOP|check" "$log" | head -12
+}
+for shape in square4096 prefill_attn_out prefill_mlp_up decode_attn_out; do
+  compare "$shape" cublas 10:tile_k=128 e4m3
+done
+for shape in square4096 decode_attn_out; do
+  compare "$shape" cublas 10:tile_k=128 e4m3-row
+done
+compare square4096 cublas 10:tile_k=128,bn=128,promote=1 e4m3-block
+compare square4096 10:tile_k=128,bn=128 10:tile_k=128,bn=128,promote=1 e4m3
 tar czf "$OUT/fp8.tgz" -C "$OUT" fp8 && rm -rf "$OUT/fp8"

@@ -13,7 +13,9 @@ rm -rf "$GEMM_ABLATE_RESULTS_DIR"; mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
 for filter in noise::aa fault:: reference::cublas_vs_cpu; do
   log="$OUT/kept-smoke-${filter//:/_}.log"
   start=$(date +%s)
-  GEMM_ABLATE_WORKERS=kept .gpu/ablations "$filter" > "$log" 2>&1
+  # FP8's reference checks have their own first run (tools/h200-fp8-smoke.sh): kept workers' mechanics are judged
+  # on what has run before.
+  GEMM_ABLATE_WORKERS=kept .gpu/ablations "$filter" --skip e4m3 > "$log" 2>&1
   echo "$filter: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$log")"
   grep -E "^test .*FAILED" "$log" | head
 done

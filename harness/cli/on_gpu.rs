@@ -250,7 +250,7 @@ pub(crate) fn compare(
     let Some(shape) = shape_arg(shape_name) else {
         return ExitCode::from(2);
     };
-    // A dtype among the words (fp16 unless one is given: bf16, or e4m3 for FP8), the rest specs.
+    // A dtype among the words (fp16 unless one is given: bf16, or for FP8 e4m3, e4m3-row or e4m3-block), the rest specs.
     let (dtype, specs) = match super::dtype_and_words("compare", specs) {
         Ok(found) => found,
         Err(e) => {
