@@ -31,6 +31,8 @@ done
 for shape in square4096 decode_attn_out; do
   compare "$shape" cublas 10:tile_k=128 e4m3-row
 done
-compare square4096 cublas 10:tile_k=128,bn=128,promote=1 e4m3-block
+for shape in square4096 dsv3_o_m128 dsv3_qkv_a_m64; do
+  compare "$shape" cublas 10:tile_k=128,bn=128,promote=1 e4m3-block
+done
 compare square4096 10:tile_k=128,bn=128 10:tile_k=128,bn=128,promote=1 e4m3
 tar czf "$OUT/fp8.tgz" -C "$OUT" fp8 && rm -rf "$OUT/fp8"

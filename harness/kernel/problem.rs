@@ -229,12 +229,34 @@ pub fn token_count_shapes() -> Vec<Shape> {
     shapes
 }
 
+/// DeepSeek-V3's linear layers that issue 40 names for FP8 (N x K): the fused q/kv down projection 2112 x 7168, the
+/// q up projection 24576 x 1536, the kv up projection 32768 x 512, the attention output 7168 x 16384, an expert's
+/// gate and up 4096 x 7168 and its down 7168 x 2048; each at M = 64 and 128 tokens (decode) and 4096 (prefill).
+/// Named `dsv3_<layer>_m<M>` for `compare` and reports; no trial runs them yet.
+pub fn deepseek_v3_shapes() -> Vec<Shape> {
+    let layers = [
+        ("qkv_a", 2112, 7168),
+        ("q_b", 24576, 1536),
+        ("kv_b", 32768, 512),
+        ("o", 7168, 16384),
+        ("up", 4096, 7168),
+        ("down", 7168, 2048),
+    ];
+    layers
+        .iter()
+        .flat_map(|&(layer, n, k)| {
+            [64, 128, 4096].map(|m| Shape::new(&format!("dsv3_{layer}_m{m}"), m, n, k))
+        })
+        .collect()
+}
+
 /// Every named shape: the one list the trials, the main job and `compare` read.
 pub fn named_shapes() -> Vec<Shape> {
     standard_shapes()
         .into_iter()
         .chain(extra_shapes())
         .chain(token_count_shapes())
+        .chain(deepseek_v3_shapes())
         .collect()
 }
 
@@ -354,6 +376,14 @@ mod parse_tests {
         all.sort();
         all.dedup();
         assert_eq!(all.len(), count, "shape names are unique");
+        // DeepSeek-V3's: FP8 rows of K bytes need K a multiple of 16.
+        let dsv3 = deepseek_v3_shapes();
+        assert_eq!(dsv3.len(), 18);
+        assert!(dsv3.iter().all(|s| s.n % 8 == 0 && s.k % 16 == 0));
+        assert_eq!(
+            find_shape("dsv3_o_m128").map(|s| (s.m, s.n, s.k)),
+            Some((128, 7168, 16384))
+        );
         for s in token_count_shapes() {
             assert!(s.n % 8 == 0 && s.k % 8 == 0 && s.m >= 1, "{}", s.name);
         }
