@@ -98,6 +98,26 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ("rung4_k128", rung4(), row, &["attn_out_777"]),
     ];
     let mut out = Vec::new();
+    // `auto` in FP8: the 16-bit rule's kernels (swap-AB and stream-K at small M) with k-blocks of 128.
+    for (dtype, s) in [
+        (tensor, "decode_m1"),
+        (tensor, "decode_m64"),
+        (tensor, "decode_attn_out"),
+        (row, "decode_m16"),
+        (row, "tokens_777"),
+    ] {
+        let (label, config) = harness::kernel::dispatch::auto_variant_for(
+            &shape(s),
+            harness::kernel::dispatch::H200_SMS,
+            dtype,
+        );
+        out.push(correct(
+            &format!("correct::fp8::{}::auto::{s}", dtype.name()),
+            VariantSpec::gemm(label, config),
+            s,
+            dtype,
+        ));
+    }
     for (label, config, dtype, shapes) in variants {
         for s in shapes {
             out.push(correct(

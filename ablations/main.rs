@@ -87,15 +87,22 @@ fn main() -> ExitCode {
     // The hypothesis files (hypotheses/ and GEMM_ABLATE_HYPOTHESES): a broken file is one failing CPU trial.
     let hypotheses = harness::trial::hypothesis_files::load();
     let gpu = gpu_trials(hypotheses.trials);
-    // Every kernel `auto` can pick, in both types, compiles too (a trial runs only some of them).
-    let auto_kernels: Vec<(VariantSpec, DType)> =
-        harness::kernel::dispatch::auto_kernels(harness::kernel::dispatch::H200_SMS)
-            .into_iter()
-            .flat_map(|(label, config)| {
-                [DType::F16, DType::BF16]
-                    .map(|dtype| (VariantSpec::gemm(label.clone(), config.clone()), dtype))
-            })
-            .collect();
+    // Every kernel `auto` can pick, in every type, compiles too (a trial runs only some of them).
+    let sms = harness::kernel::dispatch::H200_SMS;
+    let mut auto_kernels: Vec<(VariantSpec, DType)> = harness::kernel::dispatch::auto_kernels(sms)
+        .into_iter()
+        .flat_map(|(label, config)| {
+            [DType::F16, DType::BF16]
+                .map(|dtype| (VariantSpec::gemm(label.clone(), config.clone()), dtype))
+        })
+        .collect();
+    for dtype in harness::Scales::ALL.map(DType::E4M3) {
+        auto_kernels.extend(
+            harness::kernel::dispatch::auto_kernels_for(sms, dtype)
+                .into_iter()
+                .map(|(label, config)| (VariantSpec::gemm(label, config), dtype)),
+        );
+    }
     let mut cpu = harness::suite::compile_trials_with(&gpu, &auto_kernels);
     cpu.extend(harness::suite::show_trials());
     cpu.extend(harness::suite::portable_compile_trials());

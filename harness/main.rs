@@ -223,8 +223,11 @@ fn spec(s: &str, shape: &harness::Shape, dtype: DType) -> Result<VariantSpec, St
         return outside.map_err(|e| e.to_string());
     }
     if s.eq_ignore_ascii_case("auto") {
-        let (label, config) = harness::kernel::dispatch::auto_variant(shape, auto_sms());
-        return Ok(VariantSpec::gemm(label, config));
+        let (label, config) = harness::kernel::dispatch::auto_variant_for(shape, auto_sms(), dtype);
+        return config
+            .validate_for(dtype)
+            .map(|_| VariantSpec::gemm(label, config))
+            .map_err(|e| e.to_string());
     }
     harness::kernel::ladder::parse_spec(s)
         .and_then(|c| c.validate_for(dtype).map(|_| VariantSpec::gemm(s, c)))

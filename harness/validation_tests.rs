@@ -502,3 +502,35 @@ fn fp8_scales_are_drawn_apart_from_one_and_padded_past_the_last_tile() {
         9
     );
 }
+
+#[test]
+fn auto_in_fp8_takes_the_sixteen_bit_kernel_with_k_blocks_of_the_same_bytes() {
+    use crate::kernel::dispatch::{
+        auto_spec, auto_spec_for, auto_variant_for, FP8_BLOCK_SPEC, H200_SMS,
+    };
+    for name in [
+        "decode_m1",
+        "decode_m64",
+        "decode_attn_out",
+        "square4096",
+        "attn_out_777",
+    ] {
+        let s = shape(name);
+        let sixteen = auto_spec(&s, H200_SMS).0;
+        assert_eq!(auto_spec_for(&s, H200_SMS, DType::BF16).0, sixteen);
+        let fp8 = auto_spec_for(&s, H200_SMS, DType::FP8).0;
+        assert!(
+            fp8.starts_with(&sixteen) && fp8.ends_with("tile_k=128"),
+            "{fp8}"
+        );
+        for scales in Scales::ALL {
+            let dtype = DType::E4M3(scales);
+            let (_, config) = auto_variant_for(&s, H200_SMS, dtype);
+            config.validate_shape_for(&s, dtype).unwrap();
+        }
+        assert_eq!(
+            auto_spec_for(&s, H200_SMS, DType::E4M3(Scales::Block)).0,
+            FP8_BLOCK_SPEC
+        );
+    }
+}

@@ -121,7 +121,7 @@
 
 use crate::kernel::config::GemmConfig;
 use crate::kernel::ladder::parse_spec;
-use crate::kernel::problem::Shape;
+use crate::kernel::problem::{DType, Scales, Shape};
 
 /// The smallest wgmma n-size of swap-AB's token tile that holds M tokens (128-token tiles past 128).
 pub(crate) fn token_tile(m: usize) -> usize {
@@ -469,25 +469,24 @@ fn token_split(shape: &Shape, clusters: usize, percent_of_rung10: usize) -> Opti
 }
 
 /// Every kernel `auto` picks on a GPU with this many SMs for some token count up to 8192 on the model widths a
-/// server runs (N = 1024 to 57344, K = 8192): the list the CPU tests compile, so a rule change cannot hand a user a
-/// kernel that does not build or spills.
-pub fn auto_kernels(sm_count: u32) -> Vec<(String, GemmConfig)> {
+/// server runs (N = 1024 to 57344, K = 8192) with operands of `dtype`: the list the CPU tests compile, so a rule
+/// change cannot hand a user a kernel that does not build or spills.
+pub fn auto_kernels_for(sm_count: u32, dtype: DType) -> Vec<(String, GemmConfig)> {
     let mut specs: Vec<String> = Vec::new();
     for n in [1024, 4096, 8192, 10240, 14336, 28672, 57344] {
         for m in 1..=8192 {
-            let spec = auto_spec(&Shape::new("auto", m, n, 8192), sm_count).0;
+            let spec = auto_spec_for(&Shape::new("auto", m, n, 8192), sm_count, dtype).0;
             if !specs.contains(&spec) {
                 specs.push(spec);
             }
         }
     }
-    specs
-        .into_iter()
-        .map(|spec| {
-            let config = parse_spec(&spec).expect("auto's specs parse");
-            (format!("auto={spec}"), config)
-        })
-        .collect()
+    specs.into_iter().map(labelled).collect()
+}
+
+/// `auto_kernels_for` in fp16 (bf16 picks the same kernels).
+pub fn auto_kernels(sm_count: u32) -> Vec<(String, GemmConfig)> {
+    auto_kernels_for(sm_count, DType::F16)
 }
 
 /// `auto`'s picks for every token count from 1 to `max_m` at this N and K, as runs of consecutive M with the same
@@ -514,6 +513,42 @@ pub fn auto_ranges(
 pub fn auto_variant(shape: &Shape, sm_count: u32) -> (String, GemmConfig) {
     labelled(auto_spec(shape, sm_count).0)
 }
+
+/// The spec `auto` runs for this shape with operands of `dtype`, and its rule. In 16-bit, `auto_spec`. In FP8
+/// (issue 40, not yet measured: H118 is its first hypothesis), the same kernel with k-blocks of 128 one-byte
+/// elements, so that every stage holds the bytes the 16-bit kernel's does and the ring as many stages; under block
+/// scales, whose promotion needs a second set of accumulators and the problem's own A and B, the top rung on
+/// 128x128 tiles promoted every k-block, at any M.
+pub fn auto_spec_for(shape: &Shape, sm_count: u32, dtype: DType) -> (String, &'static str) {
+    match dtype.scales() {
+        None => auto_spec(shape, sm_count),
+        Some(Scales::Block) => (
+            FP8_BLOCK_SPEC.to_string(),
+            "FP8 with block scales: the top rung with 128x128 tiles, k-blocks of 128 and promotion every k-block",
+        ),
+        Some(_) => (
+            with_switch(&auto_spec(shape, sm_count).0, "tile_k=128"),
+            "FP8: the 16-bit rule's kernel with k-blocks of 128 one-byte elements (a stage of the same bytes)",
+        ),
+    }
+}
+
+/// `spec` with one more switch (`rung10` becomes `rung10:key=value`, `rung10:a=1` becomes `rung10:a=1,key=value`).
+fn with_switch(spec: &str, switch: &str) -> String {
+    if spec.contains(':') {
+        format!("{spec},{switch}")
+    } else {
+        format!("{spec}:{switch}")
+    }
+}
+
+/// `auto` for this shape and dtype: its label (`auto=SPEC`) and configuration.
+pub fn auto_variant_for(shape: &Shape, sm_count: u32, dtype: DType) -> (String, GemmConfig) {
+    labelled(auto_spec_for(shape, sm_count, dtype).0)
+}
+
+/// `auto`'s FP8 kernel under block scales.
+pub const FP8_BLOCK_SPEC: &str = "rung10:tile_k=128,bn=128,promote=1";
 
 /// One of `auto`'s specs as a variant: its label (`auto=SPEC`) and configuration.
 pub(crate) fn labelled(spec: String) -> (String, GemmConfig) {

@@ -130,14 +130,17 @@ pub fn resolve_spec(spec: &str, shape: &Shape, dtype: DType) -> Result<VariantSp
     let v = if s.eq_ignore_ascii_case("cublas") {
         VariantSpec::Cublas
     } else if s.eq_ignore_ascii_case("auto") {
-        let (label, config) =
-            crate::kernel::dispatch::auto_variant(shape, crate::kernel::dispatch::H200_SMS);
+        let (label, config) = crate::kernel::dispatch::auto_variant_for(
+            shape,
+            crate::kernel::dispatch::H200_SMS,
+            dtype,
+        );
         VariantSpec::gemm(label, config)
     } else if let Some(outside) = VariantSpec::outside_ladder(s) {
         outside?
     } else {
         let config = crate::kernel::ladder::parse_spec(s)?;
-        config.validate()?;
+        config.validate_for(dtype)?;
         VariantSpec::gemm(s, config)
     };
     v.validate_for(shape, dtype)?;
@@ -180,7 +183,12 @@ pub fn trials_from_text(path: &Path, text: &str) -> Result<Vec<GpuTrial>> {
     }
     let dtype = match &raw.dtype {
         None => DType::F16,
-        Some(d) => DType::parse(d).ok_or_else(|| at("dtype", format!("`{d}`: fp16 or bf16")))?,
+        Some(d) => DType::parse(d).ok_or_else(|| {
+            at(
+                "dtype",
+                format!("`{d}`: fp16, bf16, e4m3, e4m3-row or e4m3-block"),
+            )
+        })?,
     };
     let expect = match (&raw.expect, &raw.expect_ratio) {
         (Some(word), None) => Expect::Verdict(verdict(word).ok_or_else(|| {
