@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FP8 (issue 40) on the H200 for the first time, about 3 minutes, before any whole suite (its FP8 trials are
+# FP8 (issue 40) on the H200 for the first time, about 4 minutes, before any whole suite (its FP8 trials are
 # correctness only, and new): H112's probe of cuBLASLt's FP8 scale modes; the FP8 correctness trials (the fp32
 # reference and cuBLASLt's FP8 paths against float64 on the CPU, then the top rung in each scaling scheme, promoted
 # or not, and rung 4, on whole and partial tiles); then first timings: the top rung (tile_k=128) against cuBLASLt's
@@ -35,4 +35,9 @@ for shape in square4096 dsv3_o_m128 dsv3_qkv_a_m64; do
   compare "$shape" cublas 10:tile_k=128,bn=128,promote=1 e4m3-block
 done
 compare square4096 10:tile_k=128,bn=128 10:tile_k=128,bn=128,promote=1 e4m3
+# The FP8 hypotheses that wait for this run (ablations/fp8-hypotheses: H115, H117, H118), as trials.
+start=$(date +%s)
+GEMM_ABLATE_HYPOTHESES=ablations/fp8-hypotheses .gpu/ablations hypothesis:: > "$OUT/fp8/hypotheses.log" 2>&1
+echo "FP8 hypotheses: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$OUT/fp8/hypotheses.log")"
+grep -E "^test " "$OUT/fp8/hypotheses.log" | head -10
 tar czf "$OUT/fp8.tgz" -C "$OUT" fp8 && rm -rf "$OUT/fp8"

@@ -609,6 +609,25 @@ reason = "a test"
         assert!(e.contains("NVRTC failed to compile"), "{e}");
     }
 
+    /// The FP8 hypotheses waiting for their first run (ablations/fp8-hypotheses) load without a broken file, every
+    /// trial in an FP8 type, each able to fail.
+    #[test]
+    fn the_waiting_fp8_hypotheses_load_and_can_fail() {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("ablations/fp8-hypotheses");
+        let loaded = load_folders(&[folder]);
+        assert!(loaded.broken.is_empty(), "{:?}", loaded.broken);
+        assert_eq!(loaded.trials.len(), 7);
+        for t in &loaded.trials {
+            assert!(t.job.dtype().is_fp8(), "{}", t.name);
+            assert_eq!(
+                crate::trial::pins::cannot_fail(&t.expectation.expect),
+                None,
+                "{}",
+                t.name
+            );
+        }
+    }
+
     /// One process, two commits (docs/external-kernels.md): an earlier build of a kernel, exported beside the
     /// repository (`tools/kernel-at.sh`), and today's are two variants of one comparison, each built from its own
     /// manifest and source.
