@@ -11,6 +11,16 @@ pub fn dtype_and_words<'a>(
     command: &str,
     words: &'a [String],
 ) -> Result<(DType, Vec<&'a String>), String> {
+    // A word that starts like a dtype but is none (`e4m3-col`) is a mistyped dtype, not a rung.
+    if let Some(w) = words.iter().find(|w| {
+        let lower = w.to_ascii_lowercase();
+        DType::parse(w).is_none()
+            && ["e4m3", "fp8", "float8", "fp16", "bf16"]
+                .iter()
+                .any(|head| lower.starts_with(head))
+    }) {
+        return Err(DType::from_name(w).map_or_else(|e| e.to_string(), |_| String::new()));
+    }
     let dtypes: Vec<DType> = words.iter().filter_map(|w| DType::parse(w)).collect();
     if dtypes.len() > 1 {
         return Err(format!(
@@ -24,4 +34,37 @@ pub fn dtype_and_words<'a>(
     }
     let rest = words.iter().filter(|w| DType::parse(w).is_none()).collect();
     Ok((dtypes.first().copied().unwrap_or(DType::F16), rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn one_dtype_among_the_words_and_a_mistyped_one_named() {
+        let w = words(&["square4096", "cublas", "10:tile_k=128", "e4m3-row"]);
+        let (dtype, rest) = dtype_and_words("compare", &w).unwrap();
+        assert_eq!(dtype, DType::E4M3(harness::Scales::Row));
+        assert_eq!(rest.len(), 3);
+        assert_eq!(
+            dtype_and_words("build", &words(&["4"])).unwrap().0,
+            DType::F16
+        );
+        let two = dtype_and_words("build", &words(&["4", "bf16", "fp16"])).unwrap_err();
+        assert!(two.contains("one dtype"), "{two}");
+        // Not taken for a rung: the message lists the dtypes.
+        let typo = dtype_and_words(
+            "compare",
+            &words(&["square4096", "cublas", "10", "e4m3-col"]),
+        )
+        .unwrap_err();
+        assert!(
+            typo.contains("unsupported dtype `e4m3-col`") && typo.contains("e4m3-block"),
+            "{typo}"
+        );
+    }
 }
