@@ -144,7 +144,7 @@ fn default_rounds_per_process() -> usize {
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 30] = [
+pub const KNOWN: [(&str, &str); 31] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -261,6 +261,10 @@ pub const KNOWN: [(&str, &str); 30] = [
     (
         "GEMM_ABLATE_HYPOTHESES",
         "more folders of hypothesis files, colon-separated (docs/external-kernels.md)",
+    ),
+    (
+        "GEMM_ABLATE_FIRST_RUNS",
+        "1: also run the GPU trials that wait for their first run on a GPU (today FP8's correctness trials, issue 40: docs/fp8.md); 0: each is ignored with that reason, and the run's last line counts them (0)",
     ),
 ];
 
@@ -469,11 +473,13 @@ impl Settings {
                 ))
             })?),
         };
-        if let Some((_, v)) = vars.iter().find(|(k, _)| k == "GEMM_ABLATE_REQUIRE_NVRTC") {
-            if !matches!(v.as_str(), "0" | "1") {
-                return Err(Error::Config(format!(
-                    "setting GEMM_ABLATE_REQUIRE_NVRTC={v:?} is not valid: it must be 0 or 1"
-                )));
+        for flag in ["GEMM_ABLATE_REQUIRE_NVRTC", "GEMM_ABLATE_FIRST_RUNS"] {
+            if let Some((_, v)) = vars.iter().find(|(k, _)| k == flag) {
+                if !matches!(v.as_str(), "0" | "1") {
+                    return Err(Error::Config(format!(
+                        "setting {flag}={v:?} is not valid: it must be 0 or 1"
+                    )));
+                }
             }
         }
         Ok(Settings {
@@ -640,6 +646,11 @@ fn baseline_name(vars: &[(String, String)], name: &str) -> Result<Option<String>
             .map(|_| Some(v.clone()))
             .map_err(|e| Error::Config(format!("setting {name}: {e}"))),
     }
+}
+
+/// True when the GPU trials waiting for their first run are asked for (GEMM_ABLATE_FIRST_RUNS=1).
+pub fn first_runs_included() -> bool {
+    std::env::var("GEMM_ABLATE_FIRST_RUNS").is_ok_and(|v| v == "1")
 }
 
 /// True when CI asked for the NVRTC compile trials to fail rather than be ignored.

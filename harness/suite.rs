@@ -591,13 +591,24 @@ fn choose_devices(settings: &Settings) -> std::result::Result<Vec<device::GpuSea
 enum Skip {
     Arch(String),
     PinnedElsewhere(String),
+    /// It waits for its first run on a GPU (GpuTrial::waiting), and GEMM_ABLATE_FIRST_RUNS is not 1.
+    Waiting(String),
 }
 
 impl Skip {
     fn reason(&self) -> &str {
         match self {
-            Skip::Arch(why) | Skip::PinnedElsewhere(why) => why,
+            Skip::Arch(why) | Skip::PinnedElsewhere(why) | Skip::Waiting(why) => why,
         }
+    }
+
+    /// The skip of a trial waiting for its first run, unless those are asked for.
+    fn waiting(why: Option<&str>, first_runs: bool) -> Option<Skip> {
+        why.filter(|_| !first_runs).map(|why| {
+            Skip::Waiting(format!(
+                "waiting for its first run on a GPU ({why}): GEMM_ABLATE_FIRST_RUNS=1 runs it"
+            ))
+        })
     }
 }
 
@@ -646,11 +657,10 @@ fn print_not_run(
         ));
     }
     if let Ok(Some(info)) = available {
-        let arch = skipped
-            .iter()
-            .filter(|s| matches!(s, Skip::Arch(_)))
-            .count();
-        let pinned = skipped.len() - arch;
+        let count = |kind: fn(&Skip) -> bool| skipped.iter().filter(|s| kind(s)).count();
+        let arch = count(|s| matches!(s, Skip::Arch(_)));
+        let waiting = count(|s| matches!(s, Skip::Waiting(_)));
+        let pinned = count(|s| matches!(s, Skip::PinnedElsewhere(_)));
         if arch > 0 {
             not_run.push(format!(
                 "{arch} GPU trials whose kernels this GPU ({}, sm_{}{}) cannot run (the ladder's need sm_90a)",
@@ -661,6 +671,11 @@ fn print_not_run(
             not_run.push(format!(
                 "{pinned} GPU trials pinned on another GPU model ({}: pin them on this one, docs/pinning.md)",
                 crate::trial::pins::PIN_FILE
+            ));
+        }
+        if waiting > 0 {
+            not_run.push(format!(
+                "{waiting} GPU trials waiting for their first run on a GPU (GEMM_ABLATE_FIRST_RUNS=1 runs them)"
             ));
         }
     }
@@ -865,10 +880,15 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
             name,
             job,
             expectation,
+            waiting,
             ..
         } = t;
         let skip = match available.as_ref() {
-            Ok(Some(info)) => skip_on(&job, &expectation, info, pinned_on.as_deref()),
+            Ok(Some(info)) => {
+                skip_on(&job, &expectation, info, pinned_on.as_deref()).or_else(|| {
+                    Skip::waiting(waiting.as_deref(), crate::settings::first_runs_included())
+                })
+            }
             _ => None,
         };
         if let Some(s) = skip
@@ -1043,6 +1063,30 @@ mod tests {
         let missing = keep_only("/no/such/list.txt", &mut gpu, &mut cpu).unwrap_err();
         assert!(missing.contains("/no/such/list.txt"), "{missing}");
         let _ = std::fs::remove_file(&file);
+    }
+
+    #[test]
+    fn a_trial_waiting_for_its_first_run_is_skipped_with_how_to_run_it_unless_asked_for() {
+        let skip = Skip::waiting(Some("FP8, issue 40"), false).unwrap();
+        assert!(matches!(skip, Skip::Waiting(_)));
+        assert!(
+            skip.reason().contains("FP8, issue 40")
+                && skip.reason().contains("GEMM_ABLATE_FIRST_RUNS=1"),
+            "{}",
+            skip.reason()
+        );
+        assert_eq!(Skip::waiting(Some("FP8, issue 40"), true), None);
+        assert_eq!(Skip::waiting(None, false), None);
+        let t = crate::trial::job::GpuTrial::new(
+            "a::b",
+            Job::CublasVsCpu { dtype: DType::F16 },
+            Expectation::hypothesis(Expect::Correct, "why"),
+        );
+        assert_eq!(t.waiting, None);
+        assert_eq!(
+            t.waiting_for_first_run("new").waiting.as_deref(),
+            Some("new")
+        );
     }
 
     #[test]

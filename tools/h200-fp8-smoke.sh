@@ -15,7 +15,7 @@ tail -30 "$OUT/fp8/probe.log"
 for filter in cublas_vs_cpu::e4m3 correct::fp8; do
   log="$OUT/fp8/trials-${filter//:/_}.log"
   start=$(date +%s)
-  .gpu/ablations "$filter" > "$log" 2>&1
+  GEMM_ABLATE_FIRST_RUNS=1 .gpu/ablations "$filter" > "$log" 2>&1
   echo "$filter: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$log")"
   grep -E "^test .*FAILED" "$log" | head -20
 done

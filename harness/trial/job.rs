@@ -368,6 +368,10 @@ pub struct GpuTrial {
     pub expectation: Expectation,
     /// Overrides the default per-trial deadline.
     pub deadline_s: Option<f64>,
+    /// Why this trial waits for its first run on a GPU: it is ignored with that reason unless
+    /// GEMM_ABLATE_FIRST_RUNS=1, so that code no GPU has run yet cannot turn the whole suite red before anyone has
+    /// seen it work (docs/running.md). None: an ordinary trial.
+    pub waiting: Option<String>,
 }
 
 impl GpuTrial {
@@ -377,7 +381,14 @@ impl GpuTrial {
             job,
             expectation,
             deadline_s: None,
+            waiting: None,
         }
+    }
+
+    /// This trial waits for its first run on a GPU, for the reason given (`waiting`).
+    pub fn waiting_for_first_run(mut self, why: impl Into<String>) -> GpuTrial {
+        self.waiting = Some(why.into());
+        self
     }
     pub fn with_deadline_s(mut self, seconds: f64) -> GpuTrial {
         self.deadline_s = Some(seconds);
