@@ -675,6 +675,29 @@ fn error_against(got: &[u16], want: &[f64], dtype: DType) -> (f64, f64) {
     ((sq_d / sq_r).sqrt(), max_err)
 }
 
+/// The record of a check against float64 on the CPU: its lines as flags when it passed, as the message when not.
+fn against_cpu_record(
+    name: &str,
+    job: &Job,
+    dtype: DType,
+    passed: bool,
+    lines: Vec<String>,
+) -> TrialRecord {
+    let observed = if passed {
+        Observed::Correct
+    } else {
+        Observed::Wrong {
+            caught: Caught::WrongValues,
+            message: lines.join("; "),
+        }
+    };
+    TrialRecord {
+        dtype: Some(dtype),
+        flags: if passed { lines } else { Vec::new() },
+        ..TrialRecord::new(name, job, observed)
+    }
+}
+
 /// FP8's reference (the operands dequantized on the GPU, multiplied in fp32, rounded to bf16) against float64 on
 /// the CPU over the same codes and scales, read back (`fp8::reference_gemm`), on small shapes that leave a partial
 /// 128-row, 128-column and 128-deep block; and cuBLASLt's FP8 path, where its heuristic offers one, against the same.
@@ -749,19 +772,7 @@ fn fp8_reference_vs_cpu(
             shape.name
         ));
     }
-    let observed = if passed {
-        Observed::Correct
-    } else {
-        Observed::Wrong {
-            caught: Caught::WrongValues,
-            message: lines.join("; "),
-        }
-    };
-    Ok(TrialRecord {
-        dtype: Some(dtype),
-        flags: if passed { lines } else { Vec::new() },
-        ..TrialRecord::new(name, job, observed)
-    })
+    Ok(against_cpu_record(name, job, dtype, passed, lines))
 }
 
 fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Result<TrialRecord> {
@@ -798,17 +809,5 @@ fn cublas_vs_cpu(ctx: &TrialContext, name: &str, job: &Job, dtype: DType) -> Res
             ));
         }
     }
-    let observed = if passed {
-        Observed::Correct
-    } else {
-        Observed::Wrong {
-            caught: Caught::WrongValues,
-            message: lines.join("; "),
-        }
-    };
-    Ok(TrialRecord {
-        dtype: Some(dtype),
-        flags: if passed { lines } else { Vec::new() },
-        ..TrialRecord::new(name, job, observed)
-    })
+    Ok(against_cpu_record(name, job, dtype, passed, lines))
 }
