@@ -9,7 +9,6 @@ use crate::gpu::compile::ResourceReport;
 use crate::gpu::device::Gpu;
 use crate::gpu::launch::{launch_dims, Kernel, LaunchDims};
 use crate::gpu::memory::DeviceBuffer;
-use crate::kernel::problem::DType;
 use crate::kernel::tma;
 use crate::measure::operands::{GuardedOutput, Operands};
 use crate::measure::variant::{IntoOutput, Variant};
@@ -29,13 +28,15 @@ impl Slot {
 }
 
 /// Each parameter's bytes for one operand set: pointers and scalars little-endian in the low bytes of their slot,
-/// tensor maps encoded by the driver over the set's A or B (a map holds its operand's address).
+/// tensor maps encoded by the driver over the set's A or B (a map holds its operand's address); FP8's scales are
+/// the problem's, shared by every set.
 fn slots_for(
     plan: &LaunchPlan,
     scratch: &[Option<DeviceBuffer>],
-    dtype: DType,
+    operands: &Operands,
     (a, b, c): (u64, u64, u64),
 ) -> Result<Vec<Slot>> {
+    let dtype = operands.dtype;
     let mut scratch = scratch.iter();
     (plan.params.iter())
         .map(|p| {
@@ -43,6 +44,13 @@ fn slots_for(
                 PlannedParam::A => Slot::value(a),
                 PlannedParam::B => Slot::value(b),
                 PlannedParam::C => Slot::value(c),
+                PlannedParam::Scales(operand) => {
+                    let scales = operands.fp8_scales()?;
+                    Slot::value(match operand {
+                        MapOperand::A => scales.a.ptr(),
+                        MapOperand::B => scales.b.ptr(),
+                    })
+                }
                 PlannedParam::Scratch(_) => Slot::value(
                     scratch
                         .next()
@@ -140,14 +148,7 @@ impl<'a> ExternalKernel<'a> {
             smem: plan.shared_memory,
         };
         let slots = (operands.sets.iter())
-            .map(|s| {
-                slots_for(
-                    &plan,
-                    &scratch,
-                    operands.dtype,
-                    (s.a.ptr(), s.b.ptr(), s.c()),
-                )
-            })
+            .map(|s| slots_for(&plan, &scratch, operands, (s.a.ptr(), s.b.ptr(), s.c())))
             .collect::<Result<Vec<_>>>()?;
         Ok(ExternalKernel {
             label: label.to_string(),
@@ -196,7 +197,7 @@ impl IntoOutput for ExternalKernel<'_> {
         let slots = slots_for(
             &plan,
             &self.scratch,
-            self.operands.dtype,
+            self.operands,
             (s.a.ptr(), s.b.ptr(), out.c()),
         )?;
         let dims = LaunchDims {

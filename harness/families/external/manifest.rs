@@ -167,6 +167,9 @@ pub enum Param {
     A,
     B,
     C,
+    /// FP8 only: the device address of A's or B's fp32 scales, in the problem's scheme (docs/fp8.md: one for a
+    /// tensor, one a row, or DeepSeek-V3's 1x128 scales of A M-major and 128x128 of B row-major).
+    Scales(MapOperand),
     Null,
     /// A zeroed workspace of this many bytes.
     Scratch(Expr),
@@ -438,6 +441,8 @@ impl Reading<'_> {
             "A" => Param::A,
             "B" => Param::B,
             "C" => Param::C,
+            "a_scales" => Param::Scales(MapOperand::A),
+            "b_scales" => Param::Scales(MapOperand::B),
             "null" => Param::Null,
             _ => {
                 if let Some(bytes) = p.strip_prefix("scratch(").and_then(|r| r.strip_suffix(')')) {
@@ -459,8 +464,8 @@ impl Reading<'_> {
                     return Err(self.at(
                         field,
                         format!(
-                            "unknown parameter kind `{p}`: A, B, C, null, scratch(BYTES), tma(A|B, ROWS, COLS, SWIZZLE) \
-                             or TYPE:EXPR (i32:M)"
+                            "unknown parameter kind `{p}`: A, B, C, a_scales, b_scales (FP8), null, scratch(BYTES), \
+                             tma(A|B, ROWS, COLS, SWIZZLE) or TYPE:EXPR (i32:M)"
                         ),
                     ));
                 }
@@ -558,14 +563,19 @@ impl Manifest {
             .collect::<Result<Vec<_>>>()?;
         let mut dtypes = Vec::new();
         for (i, d) in raw.dtypes.iter().enumerate() {
-            // FP8 operands reach the ladder only so far: an external kernel's FP8 launch is not planned yet.
-            let dtype = DType::parse(d)
-                .filter(|t| !t.is_fp8())
-                .ok_or_else(|| r.at(&format!("dtypes[{i}]"), format!("`{d}`: fp16 or bf16")))?;
+            let dtype = DType::parse(d).ok_or_else(|| {
+                r.at(
+                    &format!("dtypes[{i}]"),
+                    format!("`{d}`: fp16, bf16, e4m3, e4m3-row or e4m3-block"),
+                )
+            })?;
             dtypes.push(dtype);
         }
         if dtypes.is_empty() {
-            return Err(r.at("dtypes", "name at least one of fp16, bf16".into()));
+            return Err(r.at(
+                "dtypes",
+                "name at least one of fp16, bf16, e4m3, e4m3-row, e4m3-block".into(),
+            ));
         }
         if raw.layout != LAYOUT {
             return Err(r.at(
@@ -822,6 +832,22 @@ impl Manifest {
                 Param::A => PlannedParam::A,
                 Param::B => PlannedParam::B,
                 Param::C => PlannedParam::C,
+                Param::Scales(operand) => {
+                    if !dtype.is_fp8() {
+                        return Err(self.err(
+                            &field,
+                            format!(
+                                "{} scales are FP8's: {} has none",
+                                match operand {
+                                    MapOperand::A => "A's",
+                                    MapOperand::B => "B's",
+                                },
+                                dtype.name()
+                            ),
+                        ));
+                    }
+                    PlannedParam::Scales(*operand)
+                }
                 Param::Null => PlannedParam::Value(0),
                 Param::Scratch(e) => {
                     let bytes = eval(&field, e)?;
@@ -841,14 +867,16 @@ impl Manifest {
                     swizzle,
                 } => {
                     let (box_rows, box_cols) = (eval(&field, rows)?, eval(&field, cols)?);
-                    let span = i64::from(swizzle.bytes()) / 2;
+                    let elem = dtype.operand_bytes() as i64;
+                    let span = i64::from(swizzle.bytes()) / elem;
                     if !(1..=256).contains(&box_rows) || !(1..=span).contains(&box_cols) {
                         return Err(self.err(
                             &field,
                             format!(
                                 "a box of {box_rows} rows by {box_cols} columns: rows 1 to 256, columns 1 to {span} \
-                                 (one {}B swizzle span of 16-bit elements)",
-                                swizzle.bytes()
+                                 (one {}B swizzle span of {}-bit elements)",
+                                swizzle.bytes(),
+                                8 * elem
                             ),
                         ));
                     }
@@ -856,8 +884,15 @@ impl Manifest {
                         MapOperand::A => shape.m,
                         MapOperand::B => shape.n,
                     };
-                    let map = tma::operand(rows_of, shape.k, box_rows as u32, box_cols as u32, *swizzle)
-                        .map_err(|e| {
+                    let map = tma::operand_of(
+                        rows_of,
+                        shape.k,
+                        box_rows as u32,
+                        box_cols as u32,
+                        *swizzle,
+                        elem as u32,
+                    )
+                    .map_err(|e| {
                             self.err(
                                 &field,
                                 format!("{e} (shape {}x{}x{})", shape.m, shape.n, shape.k),
@@ -901,6 +936,8 @@ pub enum PlannedParam {
     A,
     B,
     C,
+    /// The address of A's or B's FP8 scales.
+    Scales(MapOperand),
     Scratch(u64),
     /// The value's bytes in the low bytes of a 64-bit slot.
     Value(u64),
@@ -1097,10 +1134,7 @@ impl ExternalSpec {
                 })?;
                 let mut options: Vec<String> =
                     switches.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
-                options.push(format!(
-                    "-DGEMM_ABLATE_{}=1",
-                    dtype.name().to_ascii_uppercase()
-                ));
+                options.extend(dtype_defines(dtype));
                 options.extend(include.iter().map(|d| format!("-I{}", d.display())));
                 // The cache key holds what the includes hold, so an edited header is recompiled.
                 let mut headers = Vec::new();
@@ -1244,6 +1278,21 @@ pub struct Built {
     pub compiled: Arc<Compiled>,
 }
 
+/// The defines a source module is compiled with for `dtype`: `GEMM_ABLATE_FP16`, `GEMM_ABLATE_BF16` or, for FP8,
+/// `GEMM_ABLATE_E4M3` and `GEMM_ABLATE_SCALES` (0: per tensor, 1: per row, 2: 1x128 and 128x128 blocks).
+pub fn dtype_defines(dtype: DType) -> Vec<String> {
+    match dtype.scales() {
+        None => vec![format!(
+            "-DGEMM_ABLATE_{}=1",
+            dtype.name().to_ascii_uppercase()
+        )],
+        Some(scales) => vec![
+            "-DGEMM_ABLATE_E4M3=1".to_string(),
+            format!("-DGEMM_ABLATE_SCALES={}", scales.define()),
+        ],
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -1331,6 +1380,67 @@ BN = { default = 128 }
         assert_eq!(wide.grid, plan.grid);
     }
 
+    /// FP8 (issue 40): a manifest may take e4m3 in any scheme, pass the problem's scale buffers (`a_scales`,
+    /// `b_scales`) and map its operands as bytes (a 128B span holds 128 of them); a source learns the dtype and
+    /// scheme from its defines; a 16-bit problem has no scales to pass.
+    #[test]
+    fn an_fp8_manifest_passes_the_scales_and_maps_its_operands_as_bytes() {
+        let fp8 = GOOD
+            .replace(
+                r#"params = ["A", "B", "C", "i32:M", "i32:N", "i32:K", "i32:ldc", "null", "scratch(M * 4)", "f32:1"]"#,
+                r#"params = ["A", "B", "C", "a_scales", "b_scales", "tma(A, 128, 128, 128B)", "i32:M"]"#,
+            )
+            .replace(r#"dtypes = ["fp16"]"#, r#"dtypes = ["e4m3", "e4m3-block", "fp16"]"#);
+        let m = Manifest::load(&manifest_file("fp8", &fp8)).unwrap();
+        let values = m.switch_values(&[]).unwrap();
+        let shape = Shape::new("s", 256, 256, 512);
+        let block = DType::E4M3(crate::kernel::problem::Scales::Block);
+        let plan = m.plan(&values, &shape, block, 256).unwrap();
+        assert_eq!(plan.params[3], PlannedParam::Scales(MapOperand::A));
+        assert_eq!(plan.params[4], PlannedParam::Scales(MapOperand::B));
+        let PlannedParam::Tma { map, .. } = &plan.params[5] else {
+            panic!("a tensor map");
+        };
+        assert_eq!(map.box_dims, vec![128, 128]);
+        assert_eq!(map.strides, vec![512]);
+        // Not taken: a scheme the manifest does not list, scales of a 16-bit problem, a box wider than the span.
+        let row = DType::E4M3(crate::kernel::problem::Scales::Row);
+        assert!(m
+            .plan(&values, &shape, row, 256)
+            .unwrap_err()
+            .to_string()
+            .contains("e4m3-row is not supported"));
+        let sixteen = m
+            .plan(&values, &shape, DType::F16, 256)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            sixteen.contains("params[3]") && sixteen.contains("FP8"),
+            "{sixteen}"
+        );
+        let wide = Manifest::load(&manifest_file(
+            "fp8-wide",
+            &fp8.replace("tma(A, 128, 128, 128B)", "tma(A, 128, 129, 128B)"),
+        ))
+        .unwrap();
+        let e = wide
+            .plan(&values, &shape, DType::FP8, 256)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("columns 1 to 128") && e.contains("8-bit"), "{e}");
+        assert_eq!(
+            dtype_defines(block),
+            vec![
+                "-DGEMM_ABLATE_E4M3=1".to_string(),
+                "-DGEMM_ABLATE_SCALES=2".to_string()
+            ]
+        );
+        assert_eq!(
+            dtype_defines(DType::BF16),
+            vec!["-DGEMM_ABLATE_BF16=1".to_string()]
+        );
+    }
+
     /// The error loading `GOOD` with `from` replaced by `to` (which must change it).
     fn broken(tag: &str, from: &str, to: &str) -> String {
         assert!(GOOD.contains(from), "{from}");
@@ -1373,7 +1483,7 @@ BN = { default = 128 }
                 "block = []",
                 "block: 1 to 3 dimensions",
             ),
-            ("dtype", "[\"fp16\"]", "[\"fp8\"]", "dtypes[0]: `fp8`"),
+            ("dtype", "[\"fp16\"]", "[\"fp4\"]", "dtypes[0]: `fp4`"),
             (
                 "layout",
                 "row_major_abt",
