@@ -31,6 +31,10 @@ done
 for shape in square4096 decode_attn_out; do
   compare "$shape" cublas 10:tile_k=128 e4m3-row
 done
+# The Triton peer's FP8 build against cuBLASLt (per-tensor scales).
+for shape in square4096 prefill_attn_out; do
+  compare "$shape" cublas ext:triton_persistent_e4m3 e4m3
+done
 for shape in square4096 dsv3_o_m128 dsv3_qkv_a_m64; do
   compare "$shape" cublas 10:tile_k=128,bn=128,promote=1 e4m3-block
 done

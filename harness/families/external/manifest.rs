@@ -1714,7 +1714,7 @@ BN = { default = 128 }
         assert_eq!(plan.grid, [32, 32, 1]);
     }
 
-    /// The Triton peer's manifests (kernels/ext/triton_persistent and _bf16) say what its build recorded
+    /// The Triton peer's manifests (kernels/ext/triton_persistent, _bf16 and _e4m3) say what its build recorded
     /// (build.py's metadata file beside the cubin): checksum, entry, parameters (the hidden global scratch sized
     /// as Triton's launcher sizes it: the metadata's bytes times the grid; a null profile scratch), block, shared
     /// memory, and a `requires` for every divisibility hint it was compiled with.
@@ -1724,7 +1724,10 @@ BN = { default = 128 }
         for (name, dtype) in [
             ("triton_persistent", DType::F16),
             ("triton_persistent_bf16", DType::BF16),
+            ("triton_persistent_e4m3", DType::FP8),
         ] {
+            // The FP8 build takes its two scale pointers after C.
+            let scales = if dtype.is_fp8() { 2 } else { 0 };
             let metadata = folder.join(format!("matmul_abt_persistent_{}.json", dtype.name()));
             let facts: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(&metadata).unwrap()).unwrap();
@@ -1766,12 +1769,16 @@ BN = { default = 128 }
                     assert_eq!(plan.grid, [programs, 1, 1], "{name} {}", shape.name);
                     assert_eq!(plan.block, [32 * number("num_warps") as u32, 1, 1]);
                     assert_eq!(plan.shared_memory as i64, number("shared"));
-                    assert_eq!(plan.params.len(), 9);
-                    assert_eq!(plan.params[6], PlannedParam::Value(ldc as u64));
+                    assert_eq!(plan.params.len(), 9 + scales);
+                    assert_eq!(plan.params[6 + scales], PlannedParam::Value(ldc as u64));
                     let scratch = programs as i64 * number("global_scratch_size");
-                    assert_eq!(plan.params[7], PlannedParam::Scratch(scratch as u64));
+                    assert_eq!(plan.params[7 + scales], PlannedParam::Scratch(scratch as u64));
                     assert_eq!(number("profile_scratch_size"), 0);
-                    assert_eq!(m.params[8], Param::Null);
+                    assert_eq!(m.params[8 + scales], Param::Null);
+                    if dtype.is_fp8() {
+                        assert_eq!(plan.params[3], PlannedParam::Scales(MapOperand::A));
+                        assert_eq!(plan.params[4], PlannedParam::Scales(MapOperand::B));
+                    }
                 }
             }
             // A shape off the divisibility it was compiled for is refused, naming the condition.

@@ -1,7 +1,7 @@
 """Compiles matmul_abt.py ahead of time for sm_90a (no GPU needed) and writes the cubin, its PTX, its metadata
 and its SHA-256. Run it through build.sh, which pins the compiler: triton==3.6.0, the GPU machine's version.
 
-    python3 build.py OUT_DIR [--dtype fp16|bf16]
+    python3 build.py OUT_DIR [--dtype fp16|bf16|e4m3]
 
 The compile options below are the module's whole configuration: kernel.toml states the same numbers (its
 `block`, `shared_memory`, scratch size and `requires`), and a test (harness/families/external/manifest.rs) checks the
@@ -19,7 +19,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from matmul_abt import matmul_abt_persistent  # noqa: E402
+from matmul_abt import matmul_abt_persistent, matmul_abt_persistent_scaled  # noqa: E402
 
 TRITON_VERSION = "3.6.0"
 
@@ -49,15 +49,26 @@ PARAMS = [
 ]
 
 
+# FP8 (e4m3, per-tensor scales; issue 40): the same tiles with 128-wide K slices, as many bytes a slice as the
+# 16-bit build's 64; the scales are two fp32 pointers after C, and C is bf16.
+CONFIG_E4M3 = dict(CONFIG, BLOCK_K=128)
+PARAMS_E4M3 = PARAMS[:3] + [("a_scale_ptr", "ptr", "D"), ("b_scale_ptr", "ptr", "D")] + PARAMS[3:]
+
+
 def compile_module(dtype):
     # No line information: with it, the cubin's .debug_line holds the source's and Triton's folders and the source
     # file's modification time, so the checksum would depend on where and when the repository was checked out.
     triton.knobs.compilation.disable_line_info = True
-    elem = {"fp16": "fp16", "bf16": "bf16"}[dtype]
-    signature = {name: (f"*{elem}" if kind == "ptr" else kind) for name, kind, _ in PARAMS}
-    signature.update({name: "constexpr" for name in CONFIG})
-    attrs = {(i,): [["tt.divisibility", 16]] for i, (_, _, hint) in enumerate(PARAMS) if "D" in hint}
-    src = ASTSource(fn=matmul_abt_persistent, signature=signature, constexprs=dict(CONFIG), attrs=attrs)
+    if dtype == "e4m3":
+        fn, config, params = matmul_abt_persistent_scaled, CONFIG_E4M3, PARAMS_E4M3
+        pointee = {"a_ptr": "fp8e4nv", "b_ptr": "fp8e4nv", "c_ptr": "bf16", "a_scale_ptr": "fp32", "b_scale_ptr": "fp32"}
+    else:
+        fn, config, params = matmul_abt_persistent, CONFIG, PARAMS
+        pointee = {name: dtype for name, kind, _ in PARAMS if kind == "ptr"}
+    signature = {name: (f"*{pointee[name]}" if kind == "ptr" else kind) for name, kind, _ in params}
+    signature.update({name: "constexpr" for name in config})
+    attrs = {(i,): [["tt.divisibility", 16]] for i, (_, _, hint) in enumerate(params) if "D" in hint}
+    src = ASTSource(fn=fn, signature=signature, constexprs=dict(config), attrs=attrs)
     return triton.compile(
         src,
         target=GPUTarget("cuda", 90, 32),
@@ -68,7 +79,7 @@ def compile_module(dtype):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out", help="folder for the cubin, PTX and metadata")
-    ap.add_argument("--dtype", default="fp16", choices=["fp16", "bf16"])
+    ap.add_argument("--dtype", default="fp16", choices=["fp16", "bf16", "e4m3"])
     args = ap.parse_args()
     if triton.__version__ != TRITON_VERSION:
         sys.exit(f"error: triton {triton.__version__} is imported; this module is pinned to {TRITON_VERSION}")
@@ -76,6 +87,7 @@ def main():
     md = k.metadata
     cubin = k.asm["cubin"]
     stem = f"matmul_abt_persistent_{args.dtype}"
+    config, params = (CONFIG_E4M3, PARAMS_E4M3) if args.dtype == "e4m3" else (CONFIG, PARAMS)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, stem + ".cubin"), "wb") as f:
         f.write(cubin)
@@ -86,7 +98,7 @@ def main():
         "target": "cuda sm_90a (GPUTarget('cuda', 90, 32))",
         "dtype": args.dtype,
         "entry": md.name,
-        "config": CONFIG,
+        "config": config,
         "num_warps": md.num_warps,
         "num_stages": md.num_stages,
         "num_ctas": md.num_ctas,
@@ -97,7 +109,7 @@ def main():
         "profile_scratch_align": md.profile_scratch_align,
         "launch_cooperative_grid": md.launch_cooperative_grid,
         "launch_pdl": md.launch_pdl,
-        "hinted_divisible_by_16": [name for name, _, hint in PARAMS if "D" in hint],
+        "hinted_divisible_by_16": [name for name, _, hint in params if "D" in hint],
         "cubin_bytes": len(cubin),
         "cubin_sha256": hashlib.sha256(cubin).hexdigest(),
     }

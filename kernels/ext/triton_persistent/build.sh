@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Triton peer's recipe (docs/external-kernels.md, "Peers: a Triton matmul"). No GPU is needed.
 #
-#   kernels/ext/triton_persistent/build.sh          compile matmul_abt.py for sm_90a, fp16 and bf16: the cubins
+#   kernels/ext/triton_persistent/build.sh          compile matmul_abt.py for sm_90a, fp16, bf16 and e4m3: the cubins
 #                                                   and their metadata (.json) into this folder, the PTX into
 #                                                   $GEMM_ABLATE_TRITON_OUT (a fresh temporary folder by default)
 #   kernels/ext/triton_persistent/build.sh verify   compile into a temporary folder and compare with the
@@ -34,7 +34,7 @@ run_python() {
 }
 
 compile_into() { # OUT
-  for dtype in fp16 bf16; do
+  for dtype in fp16 bf16 e4m3; do
     run_python "$pkgs" "$here/build.py" "$1" --dtype "$dtype" >/dev/null
   done
 }
@@ -44,18 +44,19 @@ case "${1:-build}" in
   build)
     out="${GEMM_ABLATE_TRITON_OUT:-$(mktemp -d)}"
     compile_into "$out"
-    for dtype in fp16 bf16; do
+    for dtype in fp16 bf16 e4m3; do
       cp "$out/matmul_abt_persistent_$dtype.cubin" "$out/matmul_abt_persistent_$dtype.json" "$here/"
     done
     (cd "$here" && sha256sum matmul_abt_persistent_*.cubin)
-    echo "PTX and metadata in $out; kernel.toml (and ../triton_persistent_bf16/kernel.toml) must name these checksums"
+    echo "PTX and metadata in $out; kernel.toml (and ../triton_persistent_bf16/, ../triton_persistent_e4m3/) must name these checksums"
     ;;
   verify)
     out="$(mktemp -d)"
     compile_into "$out"
     status=0
     for f in matmul_abt_persistent_fp16.cubin matmul_abt_persistent_fp16.json \
-      matmul_abt_persistent_bf16.cubin matmul_abt_persistent_bf16.json; do
+      matmul_abt_persistent_bf16.cubin matmul_abt_persistent_bf16.json \
+      matmul_abt_persistent_e4m3.cubin matmul_abt_persistent_e4m3.json; do
       if cmp -s "$out/$f" "$here/$f"; then
         echo "same: $f"
       else
