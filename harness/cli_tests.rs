@@ -34,6 +34,16 @@ fn refused(args: &[&str], words: &str) {
 #[test]
 fn bad_arguments_are_named_with_exit_2() {
     refused(&["build", "4", "bf16", "fp16"], "one dtype");
+    // FP8: a mistyped scheme is named as a dtype, and a spec FP8 cannot take is refused before any GPU or ncu.
+    refused(
+        &["compare", "square4096", "cublas", "10", "e4m3-col"],
+        "unsupported dtype `e4m3-col`",
+    );
+    refused(&["sustain", "square4096", "10", "e4m3"], "tile_k=128");
+    refused(
+        &["profile", "10:tile_k=128", "square4096", "e4m3-block"],
+        "promote=1",
+    );
     refused(&["diff", "3"], "a rung is missing");
     refused(&["diff", "3", "nope"], "unknown rung \"nope\"");
     refused(&["baseline", "a.json,", "b.json"], "empty file name");

@@ -12,7 +12,7 @@
 //!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
 //!   gemm-ablate report FILE... [--out DIR] [--across-commits]  a markdown report with SVG charts (grouped by GPU and host)
 //!   gemm-ablate baseline NOW BASE [--fail-on-slower]  every trial of a run against the same trial in another
-//!   gemm-ablate profile SPEC SHAPE [bf16] [--full]  Nsight Compute on the variant and on cuBLAS, side by side
+//!   gemm-ablate profile SPEC SHAPE [DTYPE] [--full]  Nsight Compute on the variant and on cuBLAS, side by side
 
 use harness::gpu::device;
 use harness::kernel::source;
@@ -34,7 +34,7 @@ fn emit(text: &str) {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG|stream[:...]|skinny[:...] [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... [bf16|e4m3|e4m3-row|e4m3-block] | build SPEC... [bf16|e4m3|e4m3-row|e4m3-block] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [bf16] [--full] | sustain SHAPE SPEC... [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG|stream[:...]|skinny[:...] [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... [bf16|e4m3|e4m3-row|e4m3-block] | build SPEC... [bf16|e4m3|e4m3-row|e4m3-block] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [DTYPE] [--full] | sustain SHAPE SPEC... [DTYPE] [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
     ExitCode::from(2)
 }
 

@@ -85,10 +85,13 @@ fn gpu_for<'a>(what: &str, jobs: impl IntoIterator<Item = &'a Job>) -> Result<()
 /// results/profiles/ (with `--full`, ncu's full section set, its details page, details.txt, and its source page,
 /// source.csv, summarized: where each kernel's warps wait).
 pub(crate) fn profile(args: &[String]) -> ExitCode {
-    let dtype = args[2..]
-        .iter()
-        .find_map(|d| DType::parse(d))
-        .unwrap_or(DType::F16);
+    let dtype = match super::dtype_and_words("profile", &args[2..]) {
+        Ok((dtype, _)) => dtype,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     let Some(shape) = shape_arg(&args[1]) else {
         return ExitCode::from(2);
     };
@@ -103,7 +106,7 @@ pub(crate) fn profile(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = variant.validate(&shape) {
+    if let Err(e) = variant.validate_for(&shape, dtype) {
         eprintln!("{e}");
         return ExitCode::from(2);
     }
@@ -365,8 +368,16 @@ pub(crate) fn sustain(args: &[String]) -> ExitCode {
     let Some(shape) = shape_arg(&args[0]) else {
         return ExitCode::from(2);
     };
+    // A dtype among the specs (fp16 unless one is given).
+    let (dtype, specs) = match super::dtype_and_words("sustain", &specs) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
     let parsed: Result<Vec<VariantSpec>, String> =
-        specs.iter().map(|s| spec(s, &shape, DType::F16)).collect();
+        specs.iter().map(|s| spec(s, &shape, dtype)).collect();
     let variants = match parsed {
         Ok(p) => p,
         Err(e) => {
@@ -375,7 +386,7 @@ pub(crate) fn sustain(args: &[String]) -> ExitCode {
         }
     };
     for v in &variants {
-        if let Err(e) = v.validate(&shape) {
+        if let Err(e) = v.validate_for(&shape, dtype) {
             eprintln!("{}: {e}", v.name());
             return ExitCode::from(2);
         }
@@ -383,7 +394,7 @@ pub(crate) fn sustain(args: &[String]) -> ExitCode {
     let job = Job::Sustain {
         variants,
         shape: shape.clone(),
-        dtype: DType::F16,
+        dtype,
         seconds,
         passes,
     };

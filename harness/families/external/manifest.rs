@@ -1772,7 +1772,10 @@ BN = { default = 128 }
                     assert_eq!(plan.params.len(), 9 + scales);
                     assert_eq!(plan.params[6 + scales], PlannedParam::Value(ldc as u64));
                     let scratch = programs as i64 * number("global_scratch_size");
-                    assert_eq!(plan.params[7 + scales], PlannedParam::Scratch(scratch as u64));
+                    assert_eq!(
+                        plan.params[7 + scales],
+                        PlannedParam::Scratch(scratch as u64)
+                    );
                     assert_eq!(number("profile_scratch_size"), 0);
                     assert_eq!(m.params[8 + scales], Param::Null);
                     if dtype.is_fp8() {
