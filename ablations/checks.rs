@@ -82,7 +82,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ..top()
     };
     let rung4 = || Rung::Swizzle128.config().with_tile_k(128);
-    let variants: [(&str, GemmConfig, DType, &[&str]); 8] = [
+    let variants: [(&str, GemmConfig, DType, &[&str]); 9] = [
         ("rung10_k128", top(), tensor, &whole_and_partial),
         ("rung10_k128", top(), row, &whole_and_partial),
         // H115's error clause reads these three on K = 16384: none, every 4 k-blocks, every one.
@@ -99,6 +99,15 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
             promoted(1),
             block,
             &whole_and_partial,
+        ),
+        (
+            "rung10_bn128_promote1_stage",
+            GemmConfig {
+                scale_loads: true,
+                ..promoted(1)
+            },
+            block,
+            &["square4096", "tokens_384", "1000x1000x1008"],
         ),
         ("rung4_k128", rung4(), tensor, &["attn_out_777"]),
         ("rung4_k128", rung4(), row, &["attn_out_777"]),

@@ -58,6 +58,9 @@
 //   PROMOTE           FP8: every PROMOTE k-blocks the wgmma partial sums are added into a second set of fp32
 //                     accumulators (two-level accumulation, as DeepGEMM; under block scales, dequantized on the way);
 //                     0: one set, the tensor core's own accumulation throughout
+//   SCALE_LOADS       FP8 block scales: 1 (stage): the producer copies A's scales of each k-block's tile rows into a slot
+//                     of their own beside the ring, on the stage's barrier (as DeepGEMM); 0 (ldg): every consumer
+//                     thread reads its rows' scales from global memory
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -74,7 +77,11 @@
 #define WG_ATOMS (WG_M / 64)
 #define EPI_CHUNK_BYTES (64 * 64 * 2)
 static_assert(EPI_BYTES == (EPILOGUE ? CONSUMERS * EPI_BUFFERS * EPI_CHUNK_BYTES : 0), "epilogue staging size");
-#define BAR_OFFSET (STAGES * STAGE_BYTES + EPI_BYTES)
+// FP8 block scales carried by the stages (SCALE_LOADS): BM fp32 scales of A a stage, in SCALE_BYTES after the
+// epilogue staging (the ring's stages stay 1024-byte multiples for the swizzle).
+#define SCALE_STAGE_BYTES (SCALE_LOADS ? BM * 4 : 0)
+#define SCALE_OFFSET (STAGES * STAGE_BYTES + EPI_BYTES)
+#define BAR_OFFSET (SCALE_OFFSET + SCALE_BYTES)
 #define NUM_BARRIERS (2 * STAGES + 2)
 static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory plan exceeds SMEM_BYTES");
 
@@ -192,8 +199,10 @@ struct PromoteScales {
 #endif
 };
 
-// The scales of k-block kb (in K's order) for this thread's rows and columns of the tile at (row0, col0).
-__device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int M, int N, int kb, int k_blocks) {
+// The scales of k-block kb (in K's order) for this thread's rows and columns of the tile at (row0, col0); with
+// SCALE_LOADS, A's come from the stage's slot `slot`, whose first row is the tile's row row0 - local_row0.
+__device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int M, int N, int kb, int k_blocks, u32 slot,
+                                                        int local_row0) {
   PromoteScales s;
 #if SCALES == 2
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
@@ -201,8 +210,16 @@ __device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int 
   for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-      const int r = row0 + a * 64 + warp * 16 + lane / 4 + h * 8;
+      const int local = a * 64 + warp * 16 + lane / 4 + h * 8;
+#if SCALE_LOADS
+      // Rows past M hold what the copy brought (never stored).
+      (void)M;
+      asm volatile("ld.shared.f32 %0, [%1];" : "=f"(s.a[a][h]) : "r"(slot + 4 * (local_row0 + local)));
+#else
+      (void)slot, (void)local_row0;
+      const int r = row0 + local;
       s.a[a][h] = r < M ? __ldg(a_block_scales + (size_t)kb * M + r) : 0.f;
+#endif
     }
 #pragma unroll
   for (int j = 0; j < WG_N / 8; j++) {
@@ -211,7 +228,7 @@ __device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int 
     s.b[j] = c < N ? __ldg(b_block_scales + (size_t)(c / 128) * k_blocks + kb) : 0.f;
   }
 #else
-  (void)row0, (void)col0, (void)M, (void)N, (void)kb, (void)k_blocks;
+  (void)row0, (void)col0, (void)M, (void)N, (void)kb, (void)k_blocks, (void)slot, (void)local_row0;
 #endif
   return s;
 }
@@ -506,7 +523,7 @@ __device__ __forceinline__ void fill_stage(const TmaDesc* tmA, const TmaDesc* tm
 #if FAULT_NO_EXPECT_TX
   mbar_arrive(bar);
 #else
-  mbar_arrive_expect_tx(bar, STAGE_BYTES);
+  mbar_arrive_expect_tx(bar, STAGE_BYTES + SCALE_STAGE_BYTES);
 #endif
 #if MULTICAST
   load_a_shared(tmA, stage_addr, bar, m_row, kb * TILE_K, rank, policy);
@@ -854,6 +871,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           const bool weights_loaded = false;
 #endif
           fill_stage(&tmA, &tmB, stages, full_bar, pos, m_row, n_col, ITEM_K_BLOCK(w, kb), rank, policy, weights_loaded);
+#if SCALE_LOADS
+          // A's block scales of this k-block for the tile's rows, with the stage (its barrier expects their bytes).
+          bulk_load(stages + SCALE_OFFSET + s * SCALE_STAGE_BYTES, a_block_scales + (size_t)ITEM_K_BLOCK(w, kb) * M + m_row,
+                    SCALE_STAGE_BYTES, full_bar + 8 * s);
+#endif
         }
       }
 #if STREAM_ONLY
@@ -932,7 +954,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             mma_stage(part, stages + s * STAGE_BYTES, a_row0, b_row0, !first);
           if (last) {
             // Block scales of this k-block (in K's order), loaded while its MMAs run.
-            const PromoteScales scales = promote_scales(prow0, pcol0, M, N, w.k_begin + kb, k_blocks);
+            const PromoteScales scales = promote_scales(prow0, pcol0, M, N, w.k_begin + kb, k_blocks,
+                                                        stages + SCALE_OFFSET + s * SCALE_STAGE_BYTES, a_row0);
 #if MMA
             wgmma_wait<0>();
 #endif

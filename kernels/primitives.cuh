@@ -199,6 +199,16 @@ __device__ __forceinline__ void tensormap_prefetch(const void* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
+#ifdef AB_E4M3
+// A plain bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) from global memory into shared
+// memory, completing on `bar` as a tensor load does (FP8 block scales carried with a stage).
+__device__ __forceinline__ void bulk_load(u32 dst, const void* src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(dst), "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+#endif
+
 __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, u32 bar, int c0, int c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"

@@ -310,6 +310,10 @@ pub struct GemmConfig {
     /// accumulators. Block scales need 1 (their scales change every k-block of 128).
     #[serde(default)]
     pub promote: u32,
+    /// FP8 block scales only: the producer copies A's scales of each k-block's tile rows into shared memory with
+    /// the stage (as DeepGEMM), instead of every consumer thread reading its rows' scales from global memory.
+    #[serde(default)]
+    pub scale_loads: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -376,6 +380,14 @@ impl GemmConfig {
             0
         }
     }
+    /// FP8 block scales carried by the stages (`scale_loads`): BM fp32 scales of A a stage, beside the ring.
+    pub fn scale_bytes(&self) -> u32 {
+        if self.scale_loads {
+            self.stages * self.bm() * 4
+        } else {
+            0
+        }
+    }
     /// Dynamic shared memory: the stage ring, epilogue staging, barriers, and 1 KB of alignment slack.
     pub fn smem_bytes(&self) -> u32 {
         self.smem_bytes_of(SIXTEEN_BIT)
@@ -384,6 +396,7 @@ impl GemmConfig {
     pub fn smem_bytes_of(&self, operand_bytes: u32) -> u32 {
         1024 + self.stages * self.stage_bytes_of(operand_bytes)
             + self.epilogue_bytes()
+            + self.scale_bytes()
             + 8 * (2 * self.stages + 2)
     }
     /// The descriptor fields for this config's operand layout. Swizzled: rows of one swizzle span, 8-row atoms
@@ -474,6 +487,20 @@ impl GemmConfig {
                 return config_err("block scales are read by the problem's A rows and B blocks in k order: e4m3-block takes neither swap_ab nor k_rotate");
             }
         }
+        if self.scale_loads {
+            if scales != Scales::Block {
+                return config_err(
+                    "scale_loads=stage carries FP8 block scales: it needs the dtype e4m3-block",
+                );
+            }
+            if self.multicast == Multicast::A
+                || self.early_weights
+                || !self.loads
+                || self.stream_only
+            {
+                return config_err("scale_loads=stage copies each CTA's own A scales with every stage it loads: not with multicast=a, early_weights or the load isolations (loads=0, stream_only=1)");
+            }
+        }
         if self.promote == 0 {
             return Ok(());
         }
@@ -524,6 +551,11 @@ impl GemmConfig {
                 "promote applies to FP8's accumulation only (a dtype e4m3, e4m3-row or e4m3-block), got promote={} with 16-bit operands",
                 self.promote
             ));
+        }
+        if operand_bytes != FP8 && self.scale_loads {
+            return config_err(
+                "scale_loads=stage carries FP8 block scales: it needs the dtype e4m3-block",
+            );
         }
         if self.stages == 0 || self.stages > 16 {
             return config_err(format!("stages must be 1..=16, got {}", self.stages));
@@ -795,6 +827,12 @@ impl GemmConfig {
             return config_err(format!(
                 "{}: TMA needs 16-byte aligned row strides: FP8's K must be a multiple of 16 (K = {})",
                 shape.name, shape.k
+            ));
+        }
+        if self.scale_loads && !shape.m.is_multiple_of(4) {
+            return config_err(format!(
+                "{}: scale_loads=stage copies A's scales of a k-block from row M x k-block on, which a bulk copy reads only 16-byte aligned: M must be a multiple of 4 (M = {})",
+                shape.name, shape.m
             ));
         }
         if shape.m == 0 || shape.n == 0 || shape.k == 0 {

@@ -133,6 +133,7 @@ impl Rung {
             epi_buffers: 2,
             clock_probe: false,
             promote: 0,
+            scale_loads: false,
         };
         match self {
             Rung::KLoop => base,

@@ -370,6 +370,16 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.promote, number("promote", v)),
     },
     Switch {
+        key: "scale_loads",
+        define: Some("SCALE_LOADS"),
+        doc: "FP8 block scales (e4m3-block): stage, the producer copies A's scales of each k-block's tile rows into shared memory with the stage, as DeepGEMM; ldg (default), every consumer thread reads its rows' scales from global memory (H120)",
+        value: |c| u32::from(c.scale_loads),
+        set: |c, v| {
+            let way = either("scale_loads", v, (&["ldg", "0"], false), (&["stage", "1"], true));
+            assign(&mut c.scale_loads, way)
+        },
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
@@ -469,6 +479,7 @@ impl GemmConfig {
             ("B_STAGE_BYTES", self.bn * self.tile_k * operand_bytes),
             ("STAGE_BYTES", self.stage_bytes_of(operand_bytes)),
             ("EPI_BYTES", self.epilogue_bytes()),
+            ("SCALE_BYTES", self.scale_bytes()),
             ("SMEM_BYTES", self.smem_bytes_of(operand_bytes)),
             ("DESC_LBO", layout.lbo),
             ("DESC_SBO", layout.sbo),
