@@ -2,7 +2,7 @@
 //! table (time, TFLOP/s, ratio to cuBLAS, max error), written to results/ as JSON.
 //!
 //!   gemm-ablate [ladder] [FILTER...]   the ladder table (filters match `rungN_name::shape`)
-//!   gemm-ablate show RUNG [bf16] [--all]  the rung's kernel with its switches resolved: only what it uses
+//!   gemm-ablate show RUNG[:SWITCHES] [DTYPE] [--all]  the rung's kernel with its switches resolved: only what it uses
 //!                                       (--all: every primitive, as compiled); `stream[:...]`, `skinny[:...]` too
 //!   gemm-ablate diff RUNG RUNG          what changes between two rungs' kernels
 //!   gemm-ablate compare SHAPE BASE CAND  check both, time CAND against BASE (specs like `rung8:cluster=1`, or cublas)
@@ -34,7 +34,7 @@ fn emit(text: &str) {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG|stream[:...]|skinny[:...] [bf16] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... [bf16|e4m3|e4m3-row|e4m3-block] | build SPEC... [bf16|e4m3|e4m3-row|e4m3-block] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [DTYPE] [--full] | sustain SHAPE SPEC... [DTYPE] [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG[:SWITCHES]|stream[:...]|skinny[:...] [DTYPE] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... [bf16|e4m3|e4m3-row|e4m3-block] | build SPEC... [bf16|e4m3|e4m3-row|e4m3-block] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [DTYPE] [--full] | sustain SHAPE SPEC... [DTYPE] [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
     ExitCode::from(2)
 }
 
@@ -61,7 +61,10 @@ fn resolved(rung: Rung, dtype: DType, everything: bool) -> Result<String, String
         rung.change(),
         rung.seed_finding()
     );
-    source::resolved_program(&rung.config().defines(dtype), source::GEMM, everything)
+    let config = rung.config();
+    config
+        .validate_for(dtype)
+        .and_then(|_| source::resolved_program(&config.defines(dtype), source::GEMM, everything))
         .map(|s| header + &s)
         .map_err(|e| e.to_string())
 }
@@ -99,10 +102,17 @@ fn main() -> ExitCode {
             &settings,
         ),
         Some("show") => {
-            let dtype = args[2.min(args.len())..]
-                .iter()
-                .find_map(|d| DType::parse(d))
-                .unwrap_or(DType::F16);
+            let rest: Vec<String> = (args[2.min(args.len())..].iter())
+                .filter(|a| *a != "--all")
+                .cloned()
+                .collect();
+            let dtype = match cli::dtype_and_words("show", &rest) {
+                Ok((dtype, _)) => dtype,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(2);
+                }
+            };
             let everything = args[2.min(args.len())..].iter().any(|a| a == "--all");
             // `show stream...` and `show skinny...`: the kernels outside the ladder.
             let outside = args.get(1).and_then(|s| VariantSpec::outside_ladder(s));
@@ -113,6 +123,18 @@ fn main() -> ExitCode {
                         kernel.shown(&v.name(), dtype, everything)
                     })
                     .map_err(|e| e.to_string()),
+                // A rung with switches changed (`show 10:tile_k=128,bn=128,promote=1 e4m3-block`): its program
+                // for that dtype, once the configuration is valid for it.
+                None if args.get(1).is_some_and(|s| s.contains(':')) => {
+                    let spec = &args[1];
+                    harness::kernel::ladder::parse_spec(spec)
+                        .and_then(|c| c.validate_for(dtype).map(|_| c))
+                        .and_then(|c| {
+                            source::resolved_program(&c.defines(dtype), source::GEMM, everything)
+                        })
+                        .map(|s| format!("// {spec} ({})\n{s}", dtype.name()))
+                        .map_err(|e| e.to_string())
+                }
                 None => {
                     let Some(rung) = rung_arg(args.get(1)) else {
                         return usage();
