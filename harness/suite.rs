@@ -419,8 +419,39 @@ pub fn show_trials() -> Vec<Trial> {
         };
         (spec.to_string(), entry, Box::new(shown) as Box<Shown>)
     });
+    // FP8's code paths: row-wise scales in the TMA epilogue, and block scales promoted with the scales carried by
+    // the stages (the header's bulk copy, the promotion's shared loads).
+    let fp8 = [
+        (
+            "fp8::row::rung10",
+            "10:tile_k=128",
+            crate::kernel::problem::Scales::Row,
+        ),
+        (
+            "fp8::block_stage::rung10",
+            "10:tile_k=128,bn=128,promote=1,scale_loads=stage",
+            crate::kernel::problem::Scales::Block,
+        ),
+    ]
+    .map(|(name, spec, scales)| {
+        let shown = move |everything| {
+            let dtype = DType::E4M3(scales);
+            let config = crate::kernel::ladder::parse_spec(spec)?;
+            crate::kernel::source::resolved_program(
+                &config.fp8_defines(dtype)?,
+                crate::kernel::source::GEMM,
+                everything,
+            )
+        };
+        (
+            name.to_string(),
+            "gemm_kernel",
+            Box::new(shown) as Box<Shown>,
+        )
+    });
     rungs
         .chain(outside)
+        .chain(fp8)
         .map(|(name, entry, shown)| {
             Trial::ignorable_test(format!("show::{name}"), move || {
                 let listed = shown(false).map_err(|e| Failed::from(e.to_string()))?;
