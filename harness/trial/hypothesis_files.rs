@@ -609,14 +609,14 @@ reason = "a test"
         assert!(e.contains("NVRTC failed to compile"), "{e}");
     }
 
-    /// The FP8 hypotheses waiting for their first run (ablations/fp8-hypotheses) load without a broken file, every
+    /// The FP8 hypotheses waiting for their first run (ablations/fp8-hypotheses and its steps/) load without a broken file, every
     /// trial in an FP8 type, each able to fail.
     #[test]
     fn the_waiting_fp8_hypotheses_load_and_can_fail() {
         let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("ablations/fp8-hypotheses");
-        let loaded = load_folders(&[folder]);
+        let loaded = load_folders(&[folder.clone(), folder.join("steps")]);
         assert!(loaded.broken.is_empty(), "{:?}", loaded.broken);
-        assert_eq!(loaded.trials.len(), 9);
+        assert_eq!(loaded.trials.len(), 9 + 5);
         for t in &loaded.trials {
             assert!(t.job.dtype().is_fp8(), "{}", t.name);
             assert_eq!(
