@@ -23,7 +23,7 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_abt_persistent(
+def persistent_abt(
     a_ptr,
     b_ptr,
     c_ptr,
@@ -31,11 +31,14 @@ def matmul_abt_persistent(
     N,
     K,
     ldc,
+    scale,
+    SCALED: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,
 ):
+    """The loop both kernels run; with SCALED, the fp32 sums are multiplied by `scale` before the store."""
     a_tiles = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
     b_tiles = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BLOCK_N, BLOCK_K])
     c_tiles = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[ldc, 1], block_shape=[BLOCK_M, BLOCK_N])
@@ -62,7 +65,26 @@ def matmul_abt_persistent(
             a = a_tiles.load([row0, k0])
             b = b_tiles.load([col0, k0])
             acc = tl.dot(a, b.T, acc)
+        if SCALED:
+            acc = acc * scale
         c_tiles.store([row0, col0], acc.to(c_ptr.dtype.element_ty))
+
+
+@triton.jit
+def matmul_abt_persistent(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    ldc,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
+    persistent_abt(a_ptr, b_ptr, c_ptr, M, N, K, ldc, 1.0, False, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
 
 
 @triton.jit
@@ -82,29 +104,5 @@ def matmul_abt_persistent_scaled(
     GROUP_M: tl.constexpr,
 ):
     """matmul_abt_persistent on FP8 operands, each with one fp32 scale (read once, applied to the fp32 sums)."""
-    a_tiles = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
-    b_tiles = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BLOCK_N, BLOCK_K])
-    c_tiles = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[ldc, 1], block_shape=[BLOCK_M, BLOCK_N])
     scale = tl.load(a_scale_ptr) * tl.load(b_scale_ptr)
-
-    rows_of_tiles = tl.cdiv(M, BLOCK_M)
-    cols_of_tiles = tl.cdiv(N, BLOCK_N)
-    tile_count = rows_of_tiles * cols_of_tiles
-    k_steps = tl.cdiv(K, BLOCK_K)
-    tiles_per_band = GROUP_M * cols_of_tiles
-
-    for tile in tl.range(tl.program_id(0), tile_count, tl.num_programs(0), flatten=True):
-        band = tile // tiles_per_band
-        band_row0 = band * GROUP_M
-        band_rows = tl.minimum(rows_of_tiles - band_row0, GROUP_M)
-        in_band = tile - band * tiles_per_band
-        row0 = (band_row0 + in_band % band_rows) * BLOCK_M
-        col0 = (in_band // band_rows) * BLOCK_N
-
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for step in range(k_steps):
-            k0 = step * BLOCK_K
-            a = a_tiles.load([row0, k0])
-            b = b_tiles.load([col0, k0])
-            acc = tl.dot(a, b.T, acc)
-        c_tiles.store([row0, col0], (acc * scale).to(c_ptr.dtype.element_ty))
+    persistent_abt(a_ptr, b_ptr, c_ptr, M, N, K, ldc, scale, True, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
