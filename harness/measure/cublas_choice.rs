@@ -161,6 +161,15 @@ pub fn choose_cublas_path(
 ) -> Result<(CublasPath, Option<String>)> {
     let key = choice_key(gpu, reference);
     let offered = reference.paths();
+    if offered.is_empty() {
+        // FP8 where cuBLASLt's heuristic returned nothing (H112): there is no cuBLAS to time, and nothing to choose.
+        return Err(crate::error::Error::Other(format!(
+            "cuBLASLt {} offers no algorithm for {} in {} (its heuristic returned none): no cuBLAS path to time",
+            reference.version(),
+            reference.shape().name,
+            reference.dtype().name()
+        )));
+    }
     let committed = committed_file();
     let mut event = None;
     match CommittedPaths::read(&committed) {

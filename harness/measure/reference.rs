@@ -57,7 +57,8 @@ fn lt_scale_mode(scaling: Scaling) -> lt::cublasLtMatmulMatrixScale_t {
     }
 }
 
-/// cublasGemmEx's type for 16-bit operands (FP8 is checked on its codes as bf16: `Fp8Reference`).
+/// cublasGemmEx's type for 16-bit operands (FP8's reference multiplies its dequantized operands in fp32:
+/// `reference_into`).
 fn data_type_blas(d: DType) -> blas::cudaDataType {
     match d.output() {
         DType::F16 => blas::cudaDataType::CUDA_R_16F,
