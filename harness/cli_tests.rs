@@ -149,6 +149,14 @@ fn no_argument_or_setting_makes_it_panic() {
         " ",
         "\u{e9}",
         "8192x8192",
+        // FP8 (issue 40): the schemes, a mistyped one, and switches only FP8 takes.
+        "e4m3-row",
+        "e4m3-block",
+        "e4m3-col",
+        "10:tile_k=128,bn=128,promote=1",
+        "10:promote=65",
+        "10:tile_k=128,bn=128,promote=1,scale_loads=stage",
+        "dsv3_o_m128",
     ];
     let settings = [
         (
