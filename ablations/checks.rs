@@ -45,9 +45,12 @@ pub(crate) fn reference_and_dtypes() -> Vec<GpuTrial> {
         )
     };
     let mut out = vec![cpu(DType::F16), cpu(DType::BF16)];
-    out.extend(
-        Scales::ALL.map(|scales| cpu(DType::E4M3(scales)).waiting_for_first_run(FP8_FIRST_RUN)),
-    );
+    // FP8 in each scheme with a bf16 output, and per-tensor with an fp16 one.
+    let fp8 = Scales::ALL
+        .map(DType::E4M3)
+        .into_iter()
+        .chain([DType::E4M3F16(Scales::Tensor)]);
+    out.extend(fp8.map(|dtype| cpu(dtype).waiting_for_first_run(FP8_FIRST_RUN)));
     for rung in Rung::ALL {
         out.push(correct(
             &format!("dtype::bf16::{}::square4096", rung.name()),
@@ -82,9 +85,15 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ..top()
     };
     let rung4 = || Rung::Swizzle128.config().with_tile_k(128);
-    let variants: [(&str, GemmConfig, DType, &[&str]); 9] = [
+    let variants: [(&str, GemmConfig, DType, &[&str]); 10] = [
         ("rung10_k128", top(), tensor, &whole_and_partial),
         ("rung10_k128", top(), row, &whole_and_partial),
+        (
+            "rung10_k128",
+            top(),
+            DType::E4M3F16(Scales::Row),
+            &["square4096"],
+        ),
         // H115's error clause reads these three on K = 16384: none, every 4 k-blocks, every one.
         ("rung10_bn128", promoted(0), tensor, &["long_k"]),
         ("rung10_bn128_promote4", promoted(4), tensor, &["long_k"]),

@@ -153,6 +153,7 @@ fn no_argument_or_setting_makes_it_panic() {
         "e4m3-row",
         "e4m3-block",
         "e4m3-col",
+        "e4m3-block-f16",
         "10:tile_k=128,bn=128,promote=1",
         "10:promote=65",
         "10:tile_k=128,bn=128,promote=1,scale_loads=stage",

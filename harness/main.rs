@@ -34,7 +34,7 @@ fn emit(text: &str) {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG[:SWITCHES]|stream[:...]|skinny[:...] [DTYPE] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... [bf16|e4m3|e4m3-row|e4m3-block] | build SPEC... [bf16|e4m3|e4m3-row|e4m3-block] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [DTYPE] [--full] | sustain SHAPE SPEC... [DTYPE] [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
+    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG[:SWITCHES]|stream[:...]|skinny[:...] [DTYPE] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... [bf16|e4m3|e4m3-row|e4m3-block[-f16]] | build SPEC... [bf16|e4m3|e4m3-row|e4m3-block[-f16]] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [DTYPE] [--full] | sustain SHAPE SPEC... [DTYPE] [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
     ExitCode::from(2)
 }
 

@@ -168,6 +168,7 @@ pub fn fp8_compile_trials() -> Vec<Trial> {
     });
     let variants = [
         ("row::rung10_stmatrix", "", DType::E4M3(Scales::Row)),
+        ("row_f16::rung10_stmatrix", "", DType::E4M3F16(Scales::Row)),
         ("promote::rung10_bn128", ",bn=128,promote=1", DType::FP8),
         ("promote4::rung10_bn128", ",bn=128,promote=4", DType::FP8),
         (

@@ -534,3 +534,33 @@ fn auto_in_fp8_takes_the_sixteen_bit_kernel_with_k_blocks_of_the_same_bytes() {
         );
     }
 }
+
+#[test]
+fn fp8_takes_an_fp16_output_by_name_and_keeps_bf16s_tolerance() {
+    for scales in Scales::ALL {
+        let dtype = DType::E4M3F16(scales);
+        assert_eq!(DType::parse(dtype.name()), Some(dtype));
+        assert!(dtype.name().ends_with("-f16"));
+        assert_eq!((dtype.output(), dtype.operand_bytes()), (DType::F16, 1));
+        assert_eq!(dtype.scales(), Some(scales));
+        assert_eq!(dtype.nan_bits(), DType::F16.nan_bits());
+        assert_eq!(dtype.tolerance(), DType::E4M3(scales).tolerance());
+    }
+    assert_eq!(
+        DType::parse("fp8-row-f16"),
+        Some(DType::E4M3F16(Scales::Row))
+    );
+    assert_eq!(DType::parse("e4m3-f16-row"), None);
+    // The kernel writes fp16: DTYPE_BF16 is 0, the rest as for a bf16 output.
+    let config = parse_spec("10:tile_k=128").unwrap();
+    let defines = config.fp8_defines(DType::E4M3F16(Scales::Row)).unwrap();
+    let value = |name: &str| {
+        defines
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(value("DTYPE_BF16").as_deref(), Some("0"));
+    assert_eq!(value("SCALES").as_deref(), Some("1"));
+    assert_eq!(value("AB_E4M3").as_deref(), Some("1"));
+}

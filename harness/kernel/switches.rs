@@ -436,7 +436,7 @@ impl GemmConfig {
                     ("AB_E4M3", "1".to_string()),
                     ("SCALES", scales.define().to_string()),
                 ];
-                defines.extend(self.defines_of(DType::BF16, FP8));
+                defines.extend(self.defines_of(dtype.output(), FP8));
                 defines
             }
             None => self.defines_of(dtype, SIXTEEN_BIT),

@@ -195,7 +195,9 @@ pub fn encode_args(params: &TmaParams, dtype: DType) -> EncodeArgs {
             DType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             DType::BF16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             // FP8 codes are bytes to TMA (it copies them, it does not convert them).
-            DType::E4M3(_) => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            DType::E4M3(_) | DType::E4M3F16(_) => {
+                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
+            }
         },
         dims: params.dims.clone(),
         strides: params.strides.clone(),

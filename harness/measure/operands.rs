@@ -376,8 +376,8 @@ impl Operands {
     /// The factor C carries beyond the product of A's and B's values under per-tensor scales: FP8's two scales,
     /// else 1.
     pub fn scale(&self) -> f32 {
-        match self.dtype {
-            DType::E4M3(Scales::Tensor) => FP8_SCALES.0 * FP8_SCALES.1,
+        match self.dtype.scales() {
+            Some(Scales::Tensor) => FP8_SCALES.0 * FP8_SCALES.1,
             _ => 1.0,
         }
     }

@@ -70,7 +70,7 @@ fn data_type_lt(d: DType) -> lt::cudaDataType {
     match d {
         DType::F16 => lt::cudaDataType::CUDA_R_16F,
         DType::BF16 => lt::cudaDataType::CUDA_R_16BF,
-        DType::E4M3(_) => lt::cudaDataType::CUDA_R_8F_E4M3,
+        DType::E4M3(_) | DType::E4M3F16(_) => lt::cudaDataType::CUDA_R_8F_E4M3,
     }
 }
 

@@ -1279,7 +1279,8 @@ pub struct Built {
 }
 
 /// The defines a source module is compiled with for `dtype`: `GEMM_ABLATE_FP16`, `GEMM_ABLATE_BF16` or, for FP8,
-/// `GEMM_ABLATE_E4M3` and `GEMM_ABLATE_SCALES` (0: per tensor, 1: per row, 2: 1x128 and 128x128 blocks).
+/// `GEMM_ABLATE_E4M3`, `GEMM_ABLATE_SCALES` (0: per tensor, 1: per row, 2: 1x128 and 128x128 blocks) and
+/// `GEMM_ABLATE_OUT_BF16` or `GEMM_ABLATE_OUT_FP16` (the output's type).
 pub fn dtype_defines(dtype: DType) -> Vec<String> {
     match dtype.scales() {
         None => vec![format!(
@@ -1289,6 +1290,10 @@ pub fn dtype_defines(dtype: DType) -> Vec<String> {
         Some(scales) => vec![
             "-DGEMM_ABLATE_E4M3=1".to_string(),
             format!("-DGEMM_ABLATE_SCALES={}", scales.define()),
+            format!(
+                "-DGEMM_ABLATE_OUT_{}=1",
+                dtype.output().name().to_ascii_uppercase()
+            ),
         ],
     }
 }
@@ -1432,7 +1437,8 @@ BN = { default = 128 }
             dtype_defines(block),
             vec![
                 "-DGEMM_ABLATE_E4M3=1".to_string(),
-                "-DGEMM_ABLATE_SCALES=2".to_string()
+                "-DGEMM_ABLATE_SCALES=2".to_string(),
+                "-DGEMM_ABLATE_OUT_BF16=1".to_string()
             ]
         );
         assert_eq!(
@@ -2145,7 +2151,7 @@ BN = { default = 128 }
             let name = match r.dtype {
                 DType::F16 => "ext:cute_hopper",
                 DType::BF16 => "ext:cute_hopper_bf16",
-                DType::E4M3(_) => panic!("no FP8 launch was recorded"),
+                DType::E4M3(_) | DType::E4M3F16(_) => panic!("no FP8 launch was recorded"),
             };
             let (m, values) = ExternalSpec::parse(name).unwrap().unwrap().load().unwrap();
             let plan = m.plan(&values, &r.shape, r.dtype, r.ldc).unwrap();
