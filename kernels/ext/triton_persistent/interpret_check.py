@@ -1,5 +1,6 @@
 """Runs matmul_abt.py in Triton's interpreter (TRITON_INTERPRET=1) on the CPU, with numpy, and compares C with a
-float64 reference: the tiling, the grouped tile order, the persistent loop, the descriptors' bounds (zero-filled
+float64 reference (and matmul_abt_persistent_scaled on e4m3 codes against the decoded codes times the scales): the
+tiling, the grouped tile order, the persistent loop, the descriptors' bounds (zero-filled
 loads past M, N, K; stores clipped at M and N) and the row stride ldc > N: C is filled with a guard pattern,
 with guard columns past N in every row and guard rows past M, and every guard word must be left as it was.
 
@@ -22,8 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton.language as tl  # noqa: E402
 from triton.runtime import interpreter  # noqa: E402
 
-from build import CONFIG  # noqa: E402
-from matmul_abt import matmul_abt_persistent  # noqa: E402
+from build import CONFIG, CONFIG_E4M3  # noqa: E402
+from matmul_abt import matmul_abt_persistent, matmul_abt_persistent_scaled  # noqa: E402
 
 _dot = interpreter.InterpreterBuilder.create_dot
 
@@ -99,6 +100,22 @@ class HostTensor:
 
 FP16 = _DType("float16", 2)
 BF16 = _DType("bfloat16", 2)
+E4M3 = _DType("float8_e4m3fn", 1)
+F32 = _DType("float32", 4)
+
+
+def e4m3_value(code):
+    """The value of an e4m3 code (1 sign, 4 exponent bits of bias 7, 3 mantissa bits; S.1111.111 is NaN)."""
+    sign = -1.0 if code & 0x80 else 1.0
+    exponent, mantissa = (code >> 3) & 0xF, code & 7
+    if exponent == 15 and mantissa == 7:
+        return float("nan")
+    if exponent == 0:
+        return sign * mantissa / 8.0 * 2.0**-6
+    return sign * (1 + mantissa / 8.0) * 2.0 ** (exponent - 7)
+
+
+E4M3_VALUES = np.array([e4m3_value(c) for c in range(256)])
 
 
 # C is followed by this many rows of guard words: a tile stored past row M lands in them.
@@ -116,7 +133,41 @@ def from_bf16_bits(b):
     return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
+def run_e4m3(m, n, k, ldc, programs, seed):
+    """matmul_abt_persistent_scaled on e4m3 codes with per-tensor scales, a bf16 C: against float64 on the decoded
+    codes times the scales, with bf16's tolerance (the suite's for FP8)."""
+    rng = np.random.default_rng(seed)
+    # Codes of magnitude below 2 (the exponent's top bit clear), never NaN.
+    a = rng.integers(0, 256, size=(m, k), dtype=np.uint8) & 0xBF
+    b = rng.integers(0, 256, size=(n, k), dtype=np.uint8) & 0xBF
+    scale_a, scale_b = np.array([0.5], dtype=np.float32), np.array([0.75], dtype=np.float32)
+    guard = 0x5A5A
+    c = np.full((m + GUARD_ROWS, ldc), guard, dtype=np.uint16)
+    tiles = -(-m // CONFIG_E4M3["BLOCK_M"]) * -(-n // CONFIG_E4M3["BLOCK_N"])
+    grid = (min(programs, tiles),)
+    matmul_abt_persistent_scaled[grid](
+        HostTensor(a, E4M3), HostTensor(b, E4M3), HostTensor(c, BF16), HostTensor(scale_a, F32),
+        HostTensor(scale_b, F32), m, n, k, ldc, **CONFIG_E4M3
+    )
+    untouched = int((c[:m, n:] == guard).sum()) + int((c[m:] == guard).sum())
+    guards = m * (ldc - n) + GUARD_ROWS * ldc
+    got = from_bf16_bits(c[:m, :n])
+    ref = (E4M3_VALUES[a] @ E4M3_VALUES[b].T) * float(scale_a[0] * scale_b[0])
+    rel_fro = np.linalg.norm(got - ref) / np.linalg.norm(ref)
+    rel_max = np.abs(got - ref).max() / np.abs(ref).max()
+    ok = np.isfinite(got).all() and rel_fro < 1.6e-2 and rel_max < 6e-2 and untouched == guards
+    print(
+        f"e4m3 M={m} N={n} K={k} ldc={ldc} programs={grid[0]} of {tiles} tiles: rel_fro {rel_fro:.2e}, "
+        f"rel_max {rel_max:.2e}, guard words {'intact' if untouched == guards else 'OVERWRITTEN'}: "
+        f"{'ok' if ok else 'FAIL'}",
+        flush=True,
+    )
+    return ok
+
+
 def run(m, n, k, ldc, programs, dtype, seed):
+    if dtype == "e4m3":
+        return run_e4m3(m, n, k, ldc, programs, seed)
     rng = np.random.default_rng(seed)
     a64 = rng.uniform(-1, 1, size=(m, k))
     b64 = rng.uniform(-1, 1, size=(n, k))
@@ -173,6 +224,10 @@ def main():
         (64, 768, 192, 800, 2, "fp16"),
         (1, 256, 64, 256 + 16, 132, "fp16"),
         (300, 256, 48, 256 + 32, 4, "bf16"),
+        # The FP8 build (per-tensor scales): K off its 128-wide slice, M and N off the tile, fewer programs than
+        # tiles.
+        (200, 272, 272, 272 + 16, 3, "e4m3"),
+        (130, 512, 128, 512, 132, "e4m3"),
     ]
     only = os.environ.get("CHECK_CASES")
     if only:
