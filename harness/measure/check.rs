@@ -125,7 +125,7 @@ fn fresh_reference(
     Ok(reference)
 }
 
-/// Checks `kernel` on operand set 0 against cublasGemmEx on the same inputs, freshly drawn from `seed`. cuBLAS
+/// Checks `kernel` on operand set 0 against the reference (`Cublas::reference_into`) on the same inputs, freshly drawn from `seed`. cuBLAS
 /// writes a packed reference (ldc = N); the kernel writes into a guarded output whose rows are padded past N.
 pub fn check(
     gpu: &Gpu,
@@ -160,7 +160,7 @@ pub fn check(
 }
 
 /// Checks cuBLAS's own timed path where it is not the reference: FP8's cuBLASLt path (its scales, its layouts)
-/// against cublasGemmEx in bf16 on the same codes widened, on fresh inputs. Both outputs packed (ldc = N): the
+/// against the reference (the dequantized operands multiplied in fp32), on fresh inputs. Both outputs packed (ldc = N): the
 /// library's stores are not fenced.
 pub fn check_cublas(
     gpu: &Gpu,
