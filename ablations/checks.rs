@@ -4,7 +4,9 @@
 use harness::families::skinny::Skinny;
 use harness::trial::expect::{Caught, Expect, Expectation};
 use harness::trial::hypothesis::{compare, configs, correct, expect_verdict};
-use harness::{shape, DType, Fault, GemmConfig, GpuTrial, Job, Rung, Scales, VariantSpec, Verdict};
+use harness::{
+    shape, DType, Fault, GemmConfig, GpuTrial, Job, Rung, Scales, Swizzle, VariantSpec, Verdict,
+};
 
 /// A/A comparisons: the noise floor, which must come out as no change.
 pub(crate) fn noise() -> Vec<GpuTrial> {
@@ -85,7 +87,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ..top()
     };
     let rung4 = || Rung::Swizzle128.config().with_tile_k(128);
-    let variants: [(&str, GemmConfig, DType, &[&str]); 10] = [
+    let variants: [(&str, GemmConfig, DType, &[&str]); 13] = [
         ("rung10_k128", top(), tensor, &whole_and_partial),
         ("rung10_k128", top(), row, &whole_and_partial),
         (
@@ -120,6 +122,26 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ),
         ("rung4_k128", rung4(), tensor, &["attn_out_777"]),
         ("rung4_k128", rung4(), row, &["attn_out_777"]),
+        // The other layouts (H114): core matrices of 16 one-byte elements, and two 64-byte spans a k-block; the
+        // K-loop rung, core matrices without warp specialization.
+        (
+            "rung10_k128_unswizzled",
+            top().with_swizzle(Swizzle::None, 128),
+            tensor,
+            &["attn_out_777", "1000x1000x1008"],
+        ),
+        (
+            "rung10_k128_swizzle64",
+            top().with_swizzle(Swizzle::B64, 128),
+            tensor,
+            &["1000x1000x1008"],
+        ),
+        (
+            "rung1_k32",
+            Rung::KLoop.config().with_tile_k(32),
+            tensor,
+            &["attn_out_777"],
+        ),
     ];
     let mut out = Vec::new();
     // `auto` in FP8: the 16-bit rule's kernels (swap-AB and stream-K at small M) with k-blocks of 128.

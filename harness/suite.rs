@@ -120,8 +120,8 @@ pub fn compile_trials_with(gpu_trials: &[GpuTrial], more: &[(VariantSpec, DType)
     trials
 }
 
-/// The ladder's rungs with FP8 (e4m3) operands and a bf16 output (issue 40, H113): each rung that can take them
-/// (the 128-byte swizzle, rungs 4 and up), its k-block twice as many elements so that a stage holds the same bytes,
+/// The ladder's rungs with FP8 (e4m3) operands and a bf16 output (issue 40, H113, H114): each rung, its k-block
+/// twice as many elements so that a stage holds the same bytes (the unswizzled rungs' core matrices too),
 /// with per-tensor scales; then the top rung's other FP8 variants: row-wise scales (H116), two-level accumulation
 /// (H115) and block scales (H117). One CPU trial each (`compile::fp8::rung10_stmatrix`,
 /// `compile::fp8::block::rung10_bn128`): NVRTC builds it, with wgmma k32 on e4m3 operands, clean in ptxas's report

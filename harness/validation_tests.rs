@@ -356,17 +356,33 @@ fn an_fp8_k_block_holds_the_bytes_of_a_sixteen_bit_one_twice_as_long() {
     // The output is bf16.
     assert_eq!(value("DTYPE_BF16").as_deref(), Some("1"));
     assert_eq!(value("STAGE_BYTES"), Some(top.stage_bytes().to_string()));
-    // Half a 128-byte row of FP8 is no k-block; the narrower swizzles are laid out for 16-bit elements.
+    // Half a 128-byte row of FP8 is no k-block under the 128-byte swizzle.
     assert!(err(top.validate_fp8(Scales::Tensor)).contains("multiple of 128"));
+    // The other layouts take FP8 with the same bytes a row: two 64-byte spans a k-block of 128, and the core-matrix
+    // layout, whose 8-row groups sit a k-block's row bytes times 8 apart.
+    let narrow = Rung::Swizzle128.config().with_swizzle(Swizzle::B64, 128);
+    narrow.validate_fp8(Scales::Tensor).unwrap();
+    assert_eq!(narrow.k_boxes_of(FP8), 2);
     assert!(err(Rung::Swizzle128
         .config()
-        .with_swizzle(Swizzle::B64, 128)
+        .with_swizzle(Swizzle::B64, 32)
         .validate_fp8(Scales::Tensor))
-    .contains("swizzle=128"));
+    .contains("multiple of 64"));
+    let plain = top.clone().with_swizzle(Swizzle::None, 128);
+    plain.validate_fp8(Scales::Tensor).unwrap();
+    assert_eq!(
+        plain.operand_layout_of(FP8),
+        plain.with_tile_k(64).operand_layout()
+    );
+    assert!(err(Rung::top()
+        .config()
+        .with_swizzle(Swizzle::None, 16)
+        .validate_fp8(Scales::Tensor))
+    .contains("multiple of 32"));
 }
 
 #[test]
-fn fp8_is_e4m3_operands_with_a_bf16_output_and_only_the_swizzled_rungs_take_it() {
+fn fp8_is_e4m3_operands_with_a_bf16_output_and_the_rungs_take_it_twice_as_deep() {
     use crate::trial::job::VariantSpec;
     assert_eq!(DType::parse("fp8"), Some(DType::FP8));
     assert_eq!(DType::FP8.name(), "e4m3");
@@ -381,8 +397,9 @@ fn fp8_is_e4m3_operands_with_a_bf16_output_and_only_the_swizzled_rungs_take_it()
     // The rung as it is holds half a 128-byte row of FP8 a k-block; the message says what to write instead.
     let top = VariantSpec::gemm("10", parse_spec("10").unwrap());
     assert!(err(top.validate_for(&square, DType::FP8)).contains("`10:tile_k=128`"));
+    // The unswizzled rungs take it too, their k-block twice as deep.
     let unswizzled = VariantSpec::gemm("3:tile_k=128", parse_spec("3:tile_k=128").unwrap());
-    assert!(err(unswizzled.validate_for(&square, DType::FP8)).contains("swizzle=128"));
+    unswizzled.validate_for(&square, DType::FP8).unwrap();
     // Kernels outside the ladder take 16-bit operands only, said before anything is built.
     let skinny = VariantSpec::outside_ladder("skinny").unwrap().unwrap();
     assert!(err(skinny.validate_for(&shape("decode_m1"), DType::FP8)).contains("fp16 and bf16"));
@@ -393,7 +410,15 @@ fn fp8_is_e4m3_operands_with_a_bf16_output_and_only_the_swizzled_rungs_take_it()
         (vec![128, 128], vec![4096])
     );
     assert_eq!(p.box_bytes(), 128 * 128);
-    assert!(err(tma::operand_of(4096, 4096, 128, 128, Swizzle::None, 1)).contains("16-bit"));
+    // Unswizzled, a core matrix is 8 rows of 16 bytes: slices of 16 FP8 elements, the 16-bit map's bytes.
+    let plain = tma::operand_of(4096, 4096, 128, 128, Swizzle::None, 1).unwrap();
+    let sixteen = tma::operand(4096, 2048, 128, 64, Swizzle::None).unwrap();
+    assert_eq!(plain.dims, vec![16, 8, 256, 512]);
+    assert_eq!(plain.box_dims, vec![16, 8, 8, 16]);
+    assert_eq!(
+        (plain.strides.clone(), plain.box_bytes()),
+        (sixteen.strides.clone(), sixteen.box_bytes())
+    );
     // Half the bytes: as many rotation sets or more, to keep the operands out of L2.
     use crate::measure::operands::rotation_sets;
     let decode = shape("decode_attn_out");

@@ -90,7 +90,7 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 // Both layouts keep row r of an operand tile at byte r * ROW_BYTES (in 8-row groups for the core-matrix one). A
 // swizzled k-block wider than one swizzle span is K_BOXES boxes side by side along K, each BM (or BN) rows of one
 // span: more contiguous bytes of every row are requested at once.
-// Bytes of an operand element: 2 (fp16, bf16) or 1 (FP8, which the host builds swizzled only). A wgmma k-step is
+// Bytes of an operand element: 2 (fp16, bf16) or 1 (FP8). A wgmma k-step is
 // MMA_K elements, 32 bytes of a row either way.
 #ifdef AB_E4M3
 #define AB_BYTES 1
@@ -100,6 +100,8 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 #define K_BOXES (SWIZZLE ? TILE_K * AB_BYTES / SWIZZLE : 1)
 #define ROW_BYTES (TILE_K * AB_BYTES / K_BOXES)
 #define K_STEPS_PER_BOX (TILE_K / MMA_K / K_BOXES)
+// Unswizzled, a core matrix is 8 rows of 16 bytes: CORE_K elements of a row.
+#define CORE_K (16 / AB_BYTES)
 
 // Epilogue-only isolation (neither loads nor MMAs) skips the mainloop altogether.
 #if LOADS || MMA
@@ -405,9 +407,9 @@ __device__ __forceinline__ void load_a(const TmaDesc* tmA, u32 stage_addr, u32 b
 #endif
   }
 #else
-  // Core-matrix layout through a 4-D map {8 elements, 8 rows, K/8 slices, rows/8 groups}: each 8-row group holds
-  // its K slices side by side, so a contiguous range of groups is a contiguous range of rows.
-  tma_load_4d(stage_addr, tmA, bar, 0, 0, k0 / 8, m_row / 8);
+  // Core-matrix layout through a 4-D map {CORE_K elements, 8 rows, K/CORE_K slices, rows/8 groups}: each 8-row
+  // group holds its K slices side by side, so a contiguous range of groups is a contiguous range of rows.
+  tma_load_4d(stage_addr, tmA, bar, 0, 0, k0 / CORE_K, m_row / 8);
 #endif
 }
 
@@ -458,10 +460,10 @@ __device__ __forceinline__ void load_b(const TmaDesc* tmB, u32 stage_addr, u32 b
 #else
 #if CLUSTER > 1 && !MULTICAST
   const int half = BN / CLUSTER;
-  tma_load_4d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, 0, 0, k0 / 8,
+  tma_load_4d_multicast(stage_addr + A_STAGE_BYTES + rank * half * ROW_BYTES, tmB, bar, 0, 0, k0 / CORE_K,
                         (n_col + rank * half) / 8, (u16)((1 << CLUSTER) - 1));
 #else
-  tma_load_4d(stage_addr + A_STAGE_BYTES, tmB, bar, 0, 0, k0 / 8, n_col / 8);
+  tma_load_4d(stage_addr + A_STAGE_BYTES, tmB, bar, 0, 0, k0 / CORE_K, n_col / 8);
 #endif
 #endif
 }

@@ -62,7 +62,7 @@ pub trait Kernel {
     fn takes(&self, dtype: DType) -> Result<()> {
         if dtype.is_fp8() {
             return Err(crate::error::Error::Config(
-                "this kernel takes fp16 and bf16 operands: FP8 (e4m3) runs on the ladder's rungs 4 and up, with tile_k=128 (`10:tile_k=128`), and on external kernels whose manifest lists it".into(),
+                "this kernel takes fp16 and bf16 operands: FP8 (e4m3) runs on the ladder's rungs with a k-block twice as deep (`10:tile_k=128`), and on external kernels whose manifest lists it".into(),
             ));
         }
         Ok(())

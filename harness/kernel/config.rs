@@ -403,10 +403,16 @@ impl GemmConfig {
     /// (SBO = 8 spans), 32 bytes per k16 step. Unswizzled: the core-matrix layout the 4-D tensor map writes
     /// (tma.rs): K-adjacent core matrices 128 B apart, 8-row groups tile_k * 16 B apart, two core matrices per k16.
     pub fn operand_layout(&self) -> OperandLayout {
+        self.operand_layout_of(SIXTEEN_BIT)
+    }
+    /// `operand_layout` for operands of `operand_bytes` an element: the same bytes, so only the unswizzled 8-row
+    /// group's stride (a k-block's row bytes, times 8) depends on it. A k-step (k16 or FP8's k32) is 32 bytes of a
+    /// row either way.
+    pub fn operand_layout_of(&self, operand_bytes: u32) -> OperandLayout {
         match self.swizzle {
             Swizzle::None => OperandLayout {
                 lbo: 128,
-                sbo: self.tile_k * 16,
+                sbo: self.tile_k * operand_bytes * 8,
                 mode: 0,
                 k_step: 256,
             },
@@ -445,19 +451,21 @@ impl GemmConfig {
     }
 
     /// Checks that this configuration can take FP8 (e4m3) operands dequantized by `scales`: `validate` at one byte
-    /// an operand element (a k-block of whole 128-byte swizzle spans, at most 4, its stages in shared memory), the
-    /// 128-byte swizzle (the unswizzled core-matrix map is laid out for 16-bit elements here), a k-block of whole
-    /// FP8 k-steps, and what promotion and block scales need (`validate_promotion`).
+    /// an operand element (a k-block of whole swizzle spans, at most 4, its stages in shared memory), a k-block of
+    /// whole FP8 k-steps (32 elements: 32 bytes of a row, or two core matrices unswizzled), and what promotion and
+    /// block scales need (`validate_promotion`). Every layout takes FP8: in bytes a k-block of FP8 is laid out as one
+    /// of 16-bit elements half as deep.
     pub fn validate_fp8(&self, scales: crate::kernel::problem::Scales) -> Result<()> {
-        if self.swizzle != Swizzle::B128 {
+        // A 16-bit rung's tile_k is half what its layout needs in FP8: say what to write.
+        let need = self.swizzle.bytes().max(32);
+        if !self.tile_k.is_multiple_of(need) {
             return config_err(format!(
-                "FP8 operands need swizzle=128 (the layout built for them: rungs 4 and up), got swizzle={}",
-                self.swizzle.bytes()
-            ));
-        }
-        if !self.tile_k.is_multiple_of(128) {
-            return config_err(format!(
-                "FP8 operands need tile_k a multiple of 128 (whole 128-byte rows of one-byte elements), got {}: tile_k=128 holds the bytes of a 16-bit rung's 64 (`10:tile_k=128`)",
+                "FP8 operands need tile_k a multiple of {need} ({}), got {}: a k-block of FP8 holds the bytes of a 16-bit one twice as deep (`10:tile_k=128`)",
+                if self.swizzle == Swizzle::None {
+                    "one wgmma k-step of one-byte elements".to_string()
+                } else {
+                    format!("one {need}-byte swizzle span of one-byte elements")
+                },
                 self.tile_k
             ));
         }

@@ -456,7 +456,7 @@ impl GemmConfig {
     fn defines_of(&self, dtype: DType, operand_bytes: u32) -> Vec<(&'static str, String)> {
         let b = u32::from;
         let fault = |f: Fault| b(self.fault == Some(f));
-        let layout = self.operand_layout();
+        let layout = self.operand_layout_of(operand_bytes);
         // The switches, from the one table, then each fault, then the geometry computed here once (the kernel
         // reads it instead of deriving it again).
         let mut defines: Vec<(&'static str, String)> =

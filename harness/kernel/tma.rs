@@ -97,7 +97,8 @@ pub fn operand(
     operand_of(rows, k, box_rows, tile_k, swizzle, 2)
 }
 
-/// `operand` for elements of `elem_bytes` bytes (1: FP8, swizzled only; the core-matrix map is of 16-bit elements).
+/// `operand` for elements of `elem_bytes` bytes (1: FP8). A core matrix is 8 rows of 16 bytes whatever the
+/// element, so the unswizzled map's slices are 16 / `elem_bytes` elements wide (16 for FP8).
 pub fn operand_of(
     rows: usize,
     k: usize,
@@ -107,14 +108,17 @@ pub fn operand_of(
     elem_bytes: u32,
 ) -> Result<TmaParams> {
     let row_bytes = (k * elem_bytes as usize) as u64;
+    let slice = 16 / elem_bytes;
     let p = match swizzle {
-        Swizzle::None if elem_bytes != 2 => {
-            return config_err("the unswizzled core-matrix map is built for 16-bit elements only")
-        }
         Swizzle::None => TmaParams {
-            dims: vec![8, 8, (k / 8) as u64, rows.div_ceil(8) as u64],
+            dims: vec![
+                u64::from(slice),
+                8,
+                (k / slice as usize) as u64,
+                rows.div_ceil(8) as u64,
+            ],
             strides: vec![row_bytes, 16, 8 * row_bytes],
-            box_dims: vec![8, 8, tile_k / 8, box_rows / 8],
+            box_dims: vec![slice, 8, tile_k / slice, box_rows / 8],
             swizzle,
             elem_bytes,
         },
