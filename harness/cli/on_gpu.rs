@@ -174,6 +174,7 @@ pub(crate) fn ladder(filters: &[String], deadline: Duration, settings: &Settings
     let mut all = harness::trial::hypothesis::ladder_trials();
     harness::trial::pins::apply(&mut all);
     all.extend(peer_rows(&shapes));
+    all.extend(fp8_rows(&shapes));
     let chosen: Vec<_> = all
         .into_iter()
         .filter(|t| {
@@ -197,7 +198,15 @@ pub(crate) fn ladder(filters: &[String], deadline: Duration, settings: &Settings
         );
         records.push(r);
     }
-    harness::report::text::print_ladder(&records, &shapes);
+    // The FP8 rows are a table of their own: their baseline is cuBLASLt's FP8 path in each row's scheme.
+    let (fp8, sixteen): (Vec<TrialRecord>, Vec<TrialRecord>) = records
+        .iter()
+        .cloned()
+        .partition(|r| r.name.starts_with(FP8_ROW_PREFIX));
+    harness::report::text::print_ladder(&sixteen, &shapes);
+    if !fp8.is_empty() {
+        harness::report::text::print_fp8_ladder(&fp8, &shapes);
+    }
     let file = RunFile {
         suite: "ladder".into(),
         environment: Environment::capture(),
@@ -235,6 +244,63 @@ fn peer_rows(shapes: &[harness::Shape]) -> Vec<harness::GpuTrial> {
             );
             rows.push(harness::GpuTrial::new(
                 format!("ladder::{peer}::{}", shape.name),
+                job,
+                correct,
+            ));
+        }
+    }
+    rows
+}
+
+/// The FP8 rows' trial names start with this; `ladder fp8` runs them alone.
+const FP8_ROW_PREFIX: &str = "ladder::fp8::";
+
+/// The FP8 rows (issue 40): the top rung with k-blocks of 128 one-byte elements and `auto`, in each scaling
+/// scheme, and the peers whose manifest takes e4m3, each against cuBLASLt's FP8 path in the same scheme on every
+/// standard shape: checked against the fp32 reference on the dequantized operands, then timed. A benchmark, as the
+/// peers' rows are: the FP8 verdicts are hypothesis files' (ablations/fp8-hypotheses).
+fn fp8_rows(shapes: &[harness::Shape]) -> Vec<harness::GpuTrial> {
+    use harness::Scales;
+    let (tensor, row, block) = (
+        DType::E4M3(Scales::Tensor),
+        DType::E4M3(Scales::Row),
+        DType::E4M3(Scales::Block),
+    );
+    let ours = [
+        ("rung10", "10:tile_k=128", tensor),
+        ("auto", "auto", tensor),
+        ("auto", "auto", row),
+        ("auto", "auto", block),
+    ];
+    let peers = harness::families::external::manifest::peers()
+        .into_iter()
+        .map(|p| (p.clone(), p, tensor));
+    let mut rows = Vec::new();
+    for (label, word, dtype) in ours
+        .map(|(l, w, d)| (l.to_string(), w.to_string(), d))
+        .into_iter()
+        .chain(peers)
+    {
+        for shape in shapes {
+            // A peer that does not take FP8 (or this shape) has no FP8 row.
+            let Ok(candidate) = spec(&word, shape, dtype) else {
+                continue;
+            };
+            if candidate.validate_for(shape, dtype).is_err() {
+                continue;
+            }
+            let job = Job::Compare {
+                baseline: VariantSpec::Cublas,
+                candidate,
+                shape: shape.clone(),
+                dtype,
+            };
+            let correct = harness::Expectation::hypothesis(
+                harness::Expect::Correct,
+                "an FP8 cell: checked against the fp32 reference, then timed (its verdicts are in ablations/fp8-hypotheses)",
+            );
+            rows.push(harness::GpuTrial::new(
+                format!("{FP8_ROW_PREFIX}{}:{label}::{}", dtype.name(), shape.name),
                 job,
                 correct,
             ));
@@ -432,7 +498,55 @@ pub(crate) fn sustain(args: &[String]) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::sustain_options;
+    use super::{fp8_rows, sustain_options, FP8_ROW_PREFIX};
+    use harness::trial::job::{Job, VariantSpec};
+
+    /// The main job's FP8 table: the top rung and `auto` in each scheme, and the Triton peer's FP8 build, each
+    /// against cuBLASLt in the row's own scheme on every standard shape, and each a kernel that takes the problem.
+    #[test]
+    fn the_main_job_has_fp8_rows_against_cublaslt_in_each_scheme() {
+        let shapes = harness::kernel::problem::standard_shapes();
+        let rows = fp8_rows(&shapes);
+        let names: Vec<&str> = rows.iter().map(|t| t.name.as_str()).collect();
+        for row in [
+            "e4m3:rung10",
+            "e4m3:auto",
+            "e4m3-row:auto",
+            "e4m3-block:auto",
+            "e4m3:ext:triton_persistent_e4m3",
+        ] {
+            for s in &shapes {
+                let name = format!("{FP8_ROW_PREFIX}{row}::{}", s.name);
+                assert!(
+                    names.contains(&name.as_str()),
+                    "{name} missing from {names:?}"
+                );
+            }
+        }
+        assert_eq!(rows.len(), 5 * shapes.len(), "{names:?}");
+        for t in &rows {
+            let Job::Compare {
+                baseline,
+                candidate,
+                shape,
+                dtype,
+            } = &t.job
+            else {
+                panic!("{}: not a comparison", t.name);
+            };
+            assert!(
+                dtype.is_fp8() && matches!(baseline, VariantSpec::Cublas),
+                "{}",
+                t.name
+            );
+            assert!(
+                t.name.contains(&format!("fp8::{}:", dtype.name())),
+                "{}",
+                t.name
+            );
+            candidate.validate_for(shape, *dtype).unwrap();
+        }
+    }
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()

@@ -409,6 +409,60 @@ pub fn print_ladder(records: &[TrialRecord], shapes: &[Shape]) {
     }
 }
 
+/// The main job's FP8 table: each FP8 row (`ladder::fp8::DTYPE:LABEL::SHAPE`) against cuBLASLt's FP8 path in the
+/// row's scaling scheme, with cuBLASLt's per-tensor time and throughput on top.
+pub fn print_fp8_ladder(records: &[TrialRecord], shapes: &[Shape]) {
+    println!("\nFP8 vs cuBLASLt's FP8 (e4m3 operands, bf16 output; a row's baseline is cuBLASLt in the row's scaling");
+    println!("scheme: e4m3 per tensor, e4m3-row per row of A and B, e4m3-block 1x128 and 128x128; time per GEMM, speed");
+    println!(
+        "relative to cuBLASLt, max abs error vs the fp32 reference on the dequantized operands)\n"
+    );
+    print!("{:<22}", "row");
+    for s in shapes {
+        print!(" | {:<26}", s.name);
+    }
+    println!();
+    let mut rows: Vec<&str> = Vec::new();
+    for r in records {
+        let row = r
+            .name
+            .strip_prefix("ladder::fp8::")
+            .and_then(|rest| rest.rsplit_once("::"));
+        if let Some((row, _)) = row.filter(|(row, _)| !rows.contains(row)) {
+            rows.push(row);
+        }
+    }
+    print!("{:<22}", "cuBLASLt (e4m3)");
+    for s in shapes {
+        let c = records
+            .iter()
+            .filter(|r| r.name.starts_with("ladder::fp8::e4m3:"))
+            .find(|r| r.shape.as_ref() == Some(s))
+            .and_then(|r| r.variants.first())
+            .and_then(|v| {
+                let tflops = v.measure(measures::THROUGHPUT).unwrap_or(0.0);
+                v.median_us()
+                    .map(|us| format!("{us:.1} us {tflops:.0} TF/s"))
+            })
+            .unwrap_or_default();
+        print!(" | {c:<26}");
+    }
+    println!();
+    for row in rows {
+        print!("{row:<22}");
+        for s in shapes {
+            let name = format!("ladder::fp8::{row}::{}", s.name);
+            let c = records
+                .iter()
+                .find(|r| r.name == name)
+                .map(ladder_cell)
+                .unwrap_or_default();
+            print!(" | {c:<26}");
+        }
+        println!();
+    }
+}
+
 /// "[12/133] 0:41 elapsed, about 6:30 left: ablation::swizzle::square4096"
 pub fn progress_line(k: usize, total: usize, elapsed: std::time::Duration, name: &str) -> String {
     let clock = |s: f64| format!("{}:{:02}", (s / 60.0) as u64, (s % 60.0) as u64);
