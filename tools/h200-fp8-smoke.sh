@@ -44,7 +44,7 @@ start=$(date +%s)
 GEMM_ABLATE_HYPOTHESES=ablations/fp8-hypotheses .gpu/ablations hypothesis:: > "$OUT/fp8/hypotheses.log" 2>&1
 echo "FP8 hypotheses: $(( $(date +%s) - start )) s, $(grep -E '^test result' "$OUT/fp8/hypotheses.log")"
 grep -E "^test " "$OUT/fp8/hypotheses.log" | head -10
-# With FP8_STEPS=1, the seed's steps in FP8 too (H114, H121-H125, about a minute more).
+# With FP8_STEPS=1, the seed's steps in FP8 too (H114, H121-H127, about a minute more).
 if [ "${FP8_STEPS:-0}" = 1 ]; then
   GEMM_ABLATE_HYPOTHESES=ablations/fp8-hypotheses/steps .gpu/ablations hypothesis:: > "$OUT/fp8/steps.log" 2>&1
   echo "FP8 steps: $(grep -E '^test result' "$OUT/fp8/steps.log")"
