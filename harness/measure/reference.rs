@@ -97,17 +97,25 @@ impl LtPlan {
         let ty = data_type_lt(dtype);
         // The output is 16-bit in every type (bf16 for FP8), and C takes D's type.
         let out_ty = data_type_lt(dtype.output());
+        // The plan owns each handle as soon as it is created, so an error part-way destroys what was made.
+        let mut plan = LtPlan {
+            desc: std::ptr::null_mut(),
+            a: std::ptr::null_mut(),
+            b: std::ptr::null_mut(),
+            c: std::ptr::null_mut(),
+            algos: Vec::new(),
+        };
         unsafe {
-            let mut desc = std::ptr::null_mut();
             lt_ok(
                 lt::cublasLtMatmulDescCreate(
-                    &mut desc,
+                    &mut plan.desc,
                     lt::cublasComputeType_t::CUBLAS_COMPUTE_32F,
                     lt::cudaDataType::CUDA_R_32F,
                 ),
                 "creating a matmul descriptor",
             )?;
             let trans_t: i32 = 1; // CUBLAS_OP_T on the first operand (B, stored N x K row-major = K x N column-major)
+            let desc = plan.desc;
             lt_ok(
                 lt::cublasLtMatmulDescSetAttribute(
                     desc,
@@ -117,21 +125,19 @@ impl LtPlan {
                 ),
                 "setting transa",
             )?;
-            let mut a = std::ptr::null_mut();
-            let mut b = std::ptr::null_mut();
-            let mut c = std::ptr::null_mut();
             lt_ok(
-                lt::cublasLtMatrixLayoutCreate(&mut a, ty, k, n, k as i64),
+                lt::cublasLtMatrixLayoutCreate(&mut plan.a, ty, k, n, k as i64),
                 "creating layout of B",
             )?;
             lt_ok(
-                lt::cublasLtMatrixLayoutCreate(&mut b, ty, k, m, k as i64),
+                lt::cublasLtMatrixLayoutCreate(&mut plan.b, ty, k, m, k as i64),
                 "creating layout of A",
             )?;
             lt_ok(
-                lt::cublasLtMatrixLayoutCreate(&mut c, out_ty, n, m, n as i64),
+                lt::cublasLtMatrixLayoutCreate(&mut plan.c, out_ty, n, m, n as i64),
                 "creating layout of C",
             )?;
+            let (a, b, c) = (plan.a, plan.b, plan.c);
             // FP8 (TN only, as here): D = dequant(op(A)) dequant(op(B)) with cuBLASLt's A our B and its B our A,
             // each operand's scales in the mode of the problem's scheme (cuBLAS 12.9 on: per tensor, per row as an
             // outer vector, 1x128 and 128x128 blocks); the scale buffers are the operands' own.
@@ -204,30 +210,36 @@ impl LtPlan {
                 &mut count,
             );
             lt::cublasLtMatmulPreferenceDestroy(pref);
-            lt_ok(status, "asking the heuristic for algorithms")?;
-            let algos = results[..count as usize]
+            // The heuristic says "no algorithm fits" as NOT_SUPPORTED more often than as a count of 0 (FP8 scale
+            // modes and output types a version lacks): the same thing, a plan with no paths, so that the problem
+            // keeps its reference and only timing cuBLAS fails.
+            if status == lt::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED {
+                count = 0;
+            } else {
+                lt_ok(status, "asking the heuristic for algorithms")?;
+            }
+            plan.algos = results[..count as usize]
                 .iter()
                 .filter(|r| r.state == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS)
                 .map(|r| r.algo)
                 .collect();
-            Ok(LtPlan {
-                desc,
-                a,
-                b,
-                c,
-                algos,
-            })
+            Ok(plan)
         }
     }
 }
 
 impl Drop for LtPlan {
+    /// Destroys what was created (a plan that failed part-way holds null handles for the rest).
     fn drop(&mut self) {
         unsafe {
-            lt::cublasLtMatrixLayoutDestroy(self.a);
-            lt::cublasLtMatrixLayoutDestroy(self.b);
-            lt::cublasLtMatrixLayoutDestroy(self.c);
-            lt::cublasLtMatmulDescDestroy(self.desc);
+            for layout in [self.a, self.b, self.c] {
+                if !layout.is_null() {
+                    lt::cublasLtMatrixLayoutDestroy(layout);
+                }
+            }
+            if !self.desc.is_null() {
+                lt::cublasLtMatmulDescDestroy(self.desc);
+            }
         }
     }
 }
