@@ -523,10 +523,12 @@ fn fp8_scales_are_drawn_apart_from_one_and_padded_past_the_last_tile() {
         draw_scales(Scaling::Blocks1x128, 100, 300, 0.5, 7).len(),
         300
     );
-    assert_eq!(
-        draw_scales(Scaling::Blocks128x128, 300, 300, 0.5, 7).len(),
-        9
-    );
+    // 128x128: three rows of three k-blocks each, padded to four with a zero (cuBLASLt's stride).
+    let blocks = draw_scales(Scaling::Blocks128x128, 300, 300, 0.5, 7);
+    assert_eq!(blocks.len(), 12);
+    for (i, s) in blocks.iter().enumerate() {
+        assert_eq!(*s == 0.0, i % 4 == 3, "scale {i}: {s}");
+    }
 }
 
 #[test]

@@ -181,7 +181,7 @@ __device__ __forceinline__ void scale_accumulators(float (&acc)[WG_ATOMS][WG_N /
 }
 #else
 // Block scales: A's [K/128][M] (a token's scales one per 128 k-elements, M-major as cuBLASLt takes them), B's
-// [ceil(N/128)][K/128] (one per 128x128 block). Each k-block of 128 is one scale block: promote_partials
+// [ceil(N/128)][K/128 rounded up to a multiple of 4] (one per 128x128 block, rows padded as cuBLASLt reads them). Each k-block of 128 is one scale block: promote_partials
 // dequantizes its partial sums as it adds them. The accumulators leave the mainloop dequantized. All scales are
 // read through the read-only path (__ldg): nothing writes them while a kernel runs.
 __device__ const float* a_block_scales;
@@ -227,7 +227,8 @@ __device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int 
   for (int j = 0; j < WG_N / 8; j++) {
     // Eight columns from a multiple of 8 share one 128-column block.
     const int c = col0 + j * 8;
-    s.b[j] = c < N ? __ldg(b_block_scales + (size_t)(c / 128) * k_blocks + kb) : 0.f;
+    // B's rows of k-blocks are padded to a multiple of 4 (cuBLASLt's layout, harness/measure/fp8.rs).
+    s.b[j] = c < N ? __ldg(b_block_scales + (size_t)(c / 128) * ((k_blocks + 3) & ~3) + kb) : 0.f;
   }
 #else
   (void)row0, (void)col0, (void)M, (void)N, (void)kb, (void)k_blocks, (void)slot, (void)local_row0;
@@ -960,6 +961,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                                                         stages + SCALE_OFFSET + s * SCALE_STAGE_BYTES, a_row0);
 #if MMA
             wgmma_wait<0>();
+            // The partial sums reach the compiler only as the wgmma asm's outputs: pin their reads after the wait.
+            fence_registers(part);
 #endif
             if (lane == 0) {
               if (held) release_stage(empty_bar + 8 * ((p - 1) % STAGES));

@@ -334,6 +334,16 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
+// An empty asm that reads and writes every register of an accumulator set, so that no use of them moves above the
+// wgmma wait before it (CUTLASS fences its accumulators the same way).
+template <int ROWS, int COLS>
+__device__ __forceinline__ void fence_registers(float (&r)[ROWS][COLS]) {
+#pragma unroll
+  for (int i = 0; i < ROWS; i++)
+#pragma unroll
+    for (int j = 0; j < COLS; j++) asm volatile("" : "+f"(r[i][j])::"memory");
+}
+
 // The operands' type in the MMAs, the k of one wgmma (always 32 bytes of each operand row) and its transpose
 // immediates. FP8 (e4m3: AB_E4M3, defined only in FP8 programs, whose output is 16-bit) takes k = 32 and K-major
 // operands only: its wgmma has no transpose immediates (PTX ISA 9.7.15.5.2).

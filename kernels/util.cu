@@ -54,13 +54,13 @@ extern "C" __global__ void fill_uniform_e4m3(unsigned char* out, u64 n, u64 seed
 // The dequantized value of a `rows` x `k` operand of FP8 codes (row-major), in fp32: the reference GEMM's operands.
 // Where each element's scale sits, by `layout` (harness/measure/fp8.rs, `Scaling::scale_index`): 0, one scale; 1,
 // one a row; 2, one a row per 128 k-elements, stored [ceil(k/128)][rows]; 3, one per 128x128 block, stored
-// [ceil(rows/128)][ceil(k/128)].
+// [ceil(rows/128)][ceil(k/128) rounded up to a multiple of 4] (cuBLASLt's stride).
 extern "C" __global__ void dequantize_e4m3(const unsigned char* in, const float* scales, u32 layout, u64 rows, u64 k,
                                            float* out) {
-  const u64 n = rows * k, k_blocks = (k + 127) / 128;
+  const u64 n = rows * k, k_blocks = (k + 127) / 128, block_stride = (k_blocks + 3) / 4 * 4;
   for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
     const u64 r = i / k, c = i - r * k;
-    const u64 s = layout == 0 ? 0 : layout == 1 ? r : layout == 2 ? (c / 128) * rows + r : (r / 128) * k_blocks + c / 128;
+    const u64 s = layout == 0 ? 0 : layout == 1 ? r : layout == 2 ? (c / 128) * rows + r : (r / 128) * block_stride + c / 128;
     // Every e4m3 value is an f16 value: widened exactly, then scaled in fp32.
     const u16 pair = in[i];
     u32 halves;

@@ -54,6 +54,14 @@ pub fn e4m3_from_f32(x: f32) -> u8 {
     sign | code
 }
 
+/// Scales between consecutive 128-row blocks of a 128x128-scaled operand with `k` columns: its k-blocks, rounded
+/// up to a multiple of 4. cuBLASLt reads `BLK128x128_32F` scales with this stride (NVIDIA's cuBLASLt samples size
+/// the tensor `roundoff(ceildiv(K, 128), 4) * ceildiv(rows, 128)`); unpadded, every block row past the first would
+/// be read from the wrong place wherever ceil(K/128) is not a multiple of 4. The padding entries are never read.
+pub fn block_row_stride(k: usize) -> usize {
+    k.div_ceil(128).next_multiple_of(4)
+}
+
 /// How the real operand is recovered from its e4m3 codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scaling {
@@ -74,20 +82,20 @@ impl Scaling {
             Scaling::PerTensor => 1,
             Scaling::RowWise => rows,
             Scaling::Blocks1x128 => rows * k.div_ceil(128),
-            Scaling::Blocks128x128 => rows.div_ceil(128) * k.div_ceil(128),
+            Scaling::Blocks128x128 => rows.div_ceil(128) * block_row_stride(k),
         }
     }
 
     /// The index of the scale of element (row, col) of a `rows` x `k` operand, in the layouts cuBLASLt takes: 1x128
     /// scales M-major (`[ceil(k/128)][rows]`, a k-block's scales of consecutive rows side by side), 128x128 scales
-    /// row-major (`[ceil(rows/128)][ceil(k/128)]`). kernels/util.cu's `dequantize_e4m3` and kernels/gemm.cu read
-    /// the same layouts.
+    /// row-major with each row of k-blocks padded to a multiple of 4 (`[ceil(rows/128)][block_row_stride(k)]`).
+    /// kernels/util.cu's `dequantize_e4m3` and kernels/gemm.cu read the same layouts.
     pub fn scale_index(self, row: usize, col: usize, rows: usize, k: usize) -> usize {
         match self {
             Scaling::PerTensor => 0,
             Scaling::RowWise => row,
             Scaling::Blocks1x128 => (col / 128) * rows + row,
-            Scaling::Blocks128x128 => (row / 128) * k.div_ceil(128) + col / 128,
+            Scaling::Blocks128x128 => (row / 128) * block_row_stride(k) + col / 128,
         }
     }
 
@@ -222,11 +230,15 @@ mod tests {
     #[test]
     fn each_scaling_groups_its_elements_and_uses_the_whole_range() {
         assert_eq!(Scaling::Blocks1x128.scale_count(3, 300), 9);
-        assert_eq!(Scaling::Blocks128x128.scale_count(300, 300), 9);
+        // 128x128 scales: rows of k-blocks padded to a multiple of 4, as cuBLASLt reads them (3 k-blocks: stride 4).
+        assert_eq!(Scaling::Blocks128x128.scale_count(300, 300), 3 * 4);
         assert_eq!(
             Scaling::Blocks128x128.scale_index(129, 257, 300, 300),
-            3 + 2
+            4 + 2
         );
+        assert_eq!(block_row_stride(512), 4);
+        assert_eq!(block_row_stride(513), 8);
+        assert_eq!(block_row_stride(7168), 56);
         // 1x128 scales M-major, as cuBLASLt takes them: a k-block's scales of consecutive rows side by side.
         assert_eq!(Scaling::Blocks1x128.scale_index(2, 257, 3, 300), 2 * 3 + 2);
         assert_eq!(Scaling::Blocks1x128.scale_index(1, 0, 3, 300), 1);

@@ -10,7 +10,7 @@ use crate::gpu::memory::{ChunkPool, DeviceBuffer};
 use crate::kernel::problem::{DType, Scales, Shape};
 use crate::kernel::source;
 use crate::kernel::tma::rows_to_allocate;
-use crate::measure::fp8::Scaling;
+use crate::measure::fp8::{block_row_stride, Scaling};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where random inputs come from: GEMM_ABLATE_SEED (to replay a run) or the clock and process id. Each draw is
@@ -330,10 +330,16 @@ pub fn draw_scales(
     per_tensor: f32,
     seed: u64,
 ) -> Vec<f32> {
+    // 128x128 scales: the padding of each row of k-blocks (never read) is zero.
+    let padding =
+        |i: usize| scaling == Scaling::Blocks128x128 && i % block_row_stride(k) >= k.div_ceil(128);
     match scaling {
         Scaling::PerTensor => vec![per_tensor],
-        _ => (0..scaling.scale_count(rows, k) as u64)
-            .map(|i| 0.25 + 1.75 * ((mix(seed, i) >> 40) as f32 / 16_777_216.0))
+        _ => (0..scaling.scale_count(rows, k))
+            .map(|i| match padding(i) {
+                true => 0.0,
+                false => 0.25 + 1.75 * ((mix(seed, i as u64) >> 40) as f32 / 16_777_216.0),
+            })
             .collect(),
     }
 }
