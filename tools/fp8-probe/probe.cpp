@@ -36,7 +36,8 @@ static size_t scale_count(cublasLtMatmulMatrixScale_t mode, long rows, long k) {
     case CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F: return 1;
     case CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F: return rows;
     case CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F: return rows * ((k + 127) / 128);
-    case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F: return ((rows + 127) / 128) * ((k + 127) / 128);
+    // Each row of k-blocks padded to a multiple of 4, as cuBLASLt reads them (harness/measure/fp8.rs).
+    case CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F: return ((rows + 127) / 128) * (((k + 127) / 128 + 3) / 4 * 4);
     default: return 0;
   }
 }
