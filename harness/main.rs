@@ -216,27 +216,27 @@ fn shape_arg(text: &str) -> Option<harness::kernel::problem::Shape> {
         .ok()
 }
 
-/// A variant spec on the command line: `cublas`, `auto` (resolved for the shape, see harness/kernel/dispatch.rs),
-/// `stream` (the read floor, harness/families/stream/) or `skinny` (harness/families/skinny/) with their switches, or
-/// a rung with switches.
 /// The SM count `auto` resolves for: the visible GPU's, or the H200's where there is none (a listing or a build
 /// without a GPU), said once where it is not the H200's.
 fn auto_sms() -> u32 {
     use harness::kernel::dispatch::H200_SMS;
-    static SMS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *SMS.get_or_init(|| match device::query(0) {
-        Ok(info) if info.sm_count != H200_SMS => {
-            eprintln!(
-                "note: auto is resolved for this GPU's {} SMs ({}); its rules were measured on the H200's {H200_SMS}",
-                info.sm_count, info.name
-            );
-            info.sm_count
+    static NOTED: std::sync::Once = std::sync::Once::new();
+    match device::visible_sm_count() {
+        Some((sms, name)) if sms != H200_SMS => {
+            NOTED.call_once(|| {
+                eprintln!(
+                    "note: auto is resolved for this GPU's {sms} SMs ({name}); its rules were measured on the H200's {H200_SMS}"
+                )
+            });
+            sms
         }
         _ => H200_SMS,
-    })
+    }
 }
 
-/// A variant spec read for `shape` with operands of `dtype` (a rung's switches checked for that type).
+/// A variant spec on the command line, read for `shape` with operands of `dtype`: `cublas`, `auto` (resolved for
+/// the shape, see harness/kernel/dispatch.rs), `stream` (the read floor, harness/families/stream/) or `skinny`
+/// (harness/families/skinny/) with their switches, `ext:NAME`, or a rung with switches (checked for that type).
 fn spec(s: &str, shape: &harness::Shape, dtype: DType) -> Result<VariantSpec, String> {
     if s.eq_ignore_ascii_case("cublas") {
         return Ok(VariantSpec::Cublas);

@@ -133,6 +133,14 @@ pub fn check_supported(info: &DeviceInfo) -> Result<()> {
 
 /// Ok(info) if GPU trials can run here (a GPU of compute capability 8.0 or later, NVRTC, cuBLAS and cuBLASLt),
 /// else the reason they cannot (for ignored trials).
+/// The SM count and name of the visible GPU (device 0), asked once a process; None without one. `auto` resolves
+/// for it where a spec names `auto` (the command line, hypothesis files), the H200's count otherwise.
+pub fn visible_sm_count() -> Option<(u32, String)> {
+    static SMS: std::sync::OnceLock<Option<(u32, String)>> = std::sync::OnceLock::new();
+    SMS.get_or_init(|| query(0).ok().map(|info| (info.sm_count, info.name)))
+        .clone()
+}
+
 pub fn gpu_available() -> std::result::Result<DeviceInfo, String> {
     let info = query(0).map_err(|e| e.to_string())?;
     check_supported(&info).map_err(|e| e.to_string())?;

@@ -123,18 +123,17 @@ pub fn load_folders(folders: &[PathBuf]) -> Loaded {
     loaded
 }
 
-/// A spec as a hypothesis (or the command line) writes it: `cublas`, `auto` (resolved for the shape), a kernel
-/// outside the ladder (`stream...`, `skinny...`, `ext:...`), or a rung with switches; checked for the shape.
+/// A spec as a hypothesis (or the command line) writes it: `cublas`, `auto` (resolved for the shape on the visible
+/// GPU's SMs, the H200's without one), a kernel outside the ladder (`stream...`, `skinny...`, `ext:...`), or a rung
+/// with switches; checked for the shape.
 pub fn resolve_spec(spec: &str, shape: &Shape, dtype: DType) -> Result<VariantSpec> {
     let s = spec.trim();
     let v = if s.eq_ignore_ascii_case("cublas") {
         VariantSpec::Cublas
     } else if s.eq_ignore_ascii_case("auto") {
-        let (label, config) = crate::kernel::dispatch::auto_variant_for(
-            shape,
-            crate::kernel::dispatch::H200_SMS,
-            dtype,
-        );
+        let sms = crate::gpu::device::visible_sm_count()
+            .map_or(crate::kernel::dispatch::H200_SMS, |(sms, _)| sms);
+        let (label, config) = crate::kernel::dispatch::auto_variant_for(shape, sms, dtype);
         VariantSpec::gemm(label, config)
     } else if let Some(outside) = VariantSpec::outside_ladder(s) {
         outside?
