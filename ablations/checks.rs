@@ -413,5 +413,78 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
         .chain(auto_kernels)
         .chain(switches)
         .chain(std::iter::once(skinny))
+        .chain(fp8_sanitize())
+        .collect()
+}
+
+/// FP8's kernels under the sanitizer (issue 40): the top rung in each scaling scheme, promoted, with A's block
+/// scales copied with the stage, unswizzled, the direct epilogue with row scales, and `auto`'s swap-AB kernel with
+/// row scales (the scales handed over crosswise). Block scales on K = 640: five k-blocks, B's rows of scales
+/// padded to eight. Each waits for FP8's first run (`GEMM_ABLATE_FIRST_RUNS=1 tools/h200-sanitize.sh sanitize::fp8`).
+fn fp8_sanitize() -> Vec<GpuTrial> {
+    let (tensor, row, block) = (
+        DType::E4M3(Scales::Tensor),
+        DType::E4M3(Scales::Row),
+        DType::E4M3(Scales::Block),
+    );
+    let top = || Rung::Stmatrix.config().with_tile_k(128);
+    let promoted = GemmConfig {
+        bn: 128,
+        promote: 1,
+        ..top()
+    };
+    let (swap_label, swap_ab) = harness::kernel::dispatch::auto_variant_for(
+        &shape("decode_m1"),
+        harness::kernel::dispatch::H200_SMS,
+        row,
+    );
+    let variants = [
+        ("rung10_k128", top(), tensor, "small"),
+        ("rung10_k128", top(), row, "small"),
+        (
+            "rung4_k128",
+            Rung::Swizzle128.config().with_tile_k(128),
+            row,
+            "small",
+        ),
+        (
+            "rung10_k128_unswizzled",
+            top().with_swizzle(Swizzle::None, 128),
+            tensor,
+            "small",
+        ),
+        (
+            "rung10_bn128_promote1",
+            promoted.clone(),
+            block,
+            "256x384x640",
+        ),
+        (
+            "rung10_bn128_promote1_stage",
+            GemmConfig {
+                scale_loads: true,
+                ..promoted
+            },
+            block,
+            "256x384x640",
+        ),
+        ("auto_swap_ab", swap_ab, row, "small"),
+    ];
+    variants
+        .into_iter()
+        .map(|(label, config, dtype, s)| {
+            let name = if label == "auto_swap_ab" {
+                swap_label.clone()
+            } else {
+                label.to_string()
+            };
+            correct(
+                &format!("sanitize::fp8::{}::{label}::{s}", dtype.name()),
+                VariantSpec::gemm(name, config),
+                s,
+                dtype,
+            )
+            .waiting_for_first_run(FP8_FIRST_RUN)
+        })
         .collect()
 }

@@ -50,4 +50,8 @@ if [ "${FP8_STEPS:-0}" = 1 ]; then
   echo "FP8 steps: $(grep -E '^test result' "$OUT/fp8/steps.log")"
   grep -E "^test " "$OUT/fp8/steps.log" | head -10
 fi
+# With FP8_SANITIZE=1, compute-sanitizer over FP8's sanitize trials too (memcheck, racecheck, synccheck).
+if [ "${FP8_SANITIZE:-0}" = 1 ]; then
+  GEMM_ABLATE_FIRST_RUNS=1 tools/h200-sanitize.sh sanitize::fp8 | tee "$OUT/fp8/sanitize.txt"
+fi
 tar czf "$OUT/fp8.tgz" -C "$OUT" fp8 && rm -rf "$OUT/fp8"
