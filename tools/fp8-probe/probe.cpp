@@ -25,6 +25,7 @@
     }                                                                                        \
   } while (0)
 
+// The scale modes of our A (the tokens, M rows) and our B (the weights, N rows).
 struct Modes {
   const char* name;
   cublasLtMatmulMatrixScale_t a, b;
@@ -69,17 +70,20 @@ static void probe(cublasLtHandle_t lt, long m, long n, long k, const Modes& mode
   }
   cublasLtMatmulDesc_t desc;
   cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;  // column-major: A^T (K x M stored) times B (K x N stored)
+  // As the harness asks (harness/measure/reference.rs): row-major C = A B^T is column-major C^T = B A^T, so
+  // cuBLASLt's A is our B (the weights, K x N stored, transposed), its B our A (the tokens, K x M), D is N x M with
+  // leading dimension N, and each operand's scale mode and buffer go with it.
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta));
   cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb));
-  cublasStatus_t sm = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &modes.a, sizeof(modes.a));
-  cublasStatus_t sn = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &modes.b, sizeof(modes.b));
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof(sa));
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof(sb));
+  cublasStatus_t sm = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &modes.b, sizeof(modes.b));
+  cublasStatus_t sn = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &modes.a, sizeof(modes.a));
+  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb, sizeof(sb));
+  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa, sizeof(sa));
   cublasLtMatrixLayout_t la, lb, ld;
-  cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, k, m, k);
-  cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, k, n, k);
-  cublasLtMatrixLayoutCreate(&ld, CUDA_R_16BF, m, n, m);
+  cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, k, n, k);
+  cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, k, m, k);
+  cublasLtMatrixLayoutCreate(&ld, CUDA_R_16BF, n, m, n);
   cublasLtMatmulPreference_t pref;
   cublasLtMatmulPreferenceCreate(&pref);
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &work_bytes, sizeof(work_bytes));
@@ -92,7 +96,7 @@ static void probe(cublasLtHandle_t lt, long m, long n, long k, const Modes& mode
   } else {
     float alpha = 1.0f, beta = 0.0f;
     auto launch = [&] {
-      return cublasLtMatmul(lt, desc, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &found[0].algo, work, work_bytes, 0);
+      return cublasLtMatmul(lt, desc, &alpha, b, la, a, lb, &beta, d, ld, d, ld, &found[0].algo, work, work_bytes, 0);
     };
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
     for (int i = 0; i < 20 && s == CUBLAS_STATUS_SUCCESS; ++i) s = launch();
