@@ -332,7 +332,61 @@ fn ladder(
     if auto.iter().any(|c| !c.is_empty()) {
         let _ = writeln!(md, "| auto | {} |", auto.join(" | "));
     }
+    // The rows after the ladder's, in the order they ran: the peers (`ext:NAME`), then FP8's (`fp8::DTYPE:LABEL`),
+    // which get a table of their own because their baseline is cuBLASLt's FP8 path in the row's scheme.
+    let mut extra: Vec<&str> = Vec::new();
+    for t in &cells {
+        let row = t
+            .name
+            .strip_prefix("ladder::")
+            .and_then(|r| r.rsplit_once("::"))
+            .map(|(row, _)| row);
+        if let Some(row) =
+            row.filter(|r| (r.starts_with("ext:") || r.starts_with("fp8::")) && !extra.contains(r))
+        {
+            extra.push(row);
+        }
+    }
+    let line = |row: &str| -> String {
+        shapes
+            .iter()
+            .map(|s| {
+                cell(row, s)
+                    .map(crate::report::text::ladder_cell)
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    for row in extra.iter().filter(|r| r.starts_with("ext:")) {
+        let _ = writeln!(md, "| {row} | {} |", line(row));
+    }
     md.push('\n');
+    let fp8: Vec<&&str> = extra.iter().filter(|r| r.starts_with("fp8::")).collect();
+    if !fp8.is_empty() {
+        let _ = writeln!(
+            md,
+            "#### FP8 against cuBLASLt's FP8\n\nEach cell: the kernel's time per GEMM; its speed relative to \
+             cuBLASLt's FP8 path in the row's scaling scheme (e4m3: per tensor; e4m3-row: per row of A and of B; \
+             e4m3-block: 1x128 and 128x128 blocks), cuBLASLt's time over the kernel's; `err`, the largest absolute \
+             difference from the fp32 reference on the dequantized operands.\n"
+        );
+        let _ = writeln!(
+            md,
+            "| row | {} |\n|---|{}",
+            shapes.join(" | "),
+            "---|".repeat(shapes.len())
+        );
+        for row in fp8 {
+            let _ = writeln!(
+                md,
+                "| {} | {} |",
+                row.trim_start_matches("fp8::"),
+                line(row)
+            );
+        }
+        md.push('\n');
+    }
     Ok(())
 }
 
@@ -661,5 +715,31 @@ mod tests {
         runs.push(other);
         let r = build(&runs).unwrap();
         assert_eq!(r.markdown.matches("\n## NVIDIA H200 on").count(), 2);
+    }
+
+    /// The main job's rows after the ladder's: a peer's in the ladder's table, FP8's in a table of their own.
+    #[test]
+    fn peers_and_fp8_rows_are_reported() {
+        let mut runs = read_runs(&[committed("9a8c135/ablations-20261130T123530Z.json")]).unwrap();
+        let trials = &mut runs[0].1.trials;
+        let cell = trials
+            .iter()
+            .find(|t| t.name.starts_with("ladder::") && t.name.ends_with("::square4096"))
+            .unwrap()
+            .clone();
+        for name in [
+            "ladder::ext:peer::square4096",
+            "ladder::fp8::e4m3:auto::square4096",
+        ] {
+            let mut t = cell.clone();
+            t.name = name.into();
+            trials.push(t);
+        }
+        let md = build(&runs).unwrap().markdown;
+        let fp8 = md
+            .find("#### FP8 against cuBLASLt's FP8")
+            .expect("an FP8 table");
+        let peer = md.find("| ext:peer | ").expect("the peer's row");
+        assert!(peer < fp8 && md[fp8..].contains("| e4m3:auto | "), "{md}");
     }
 }

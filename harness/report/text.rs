@@ -417,11 +417,6 @@ pub fn print_fp8_ladder(records: &[TrialRecord], shapes: &[Shape]) {
     println!(
         "relative to cuBLASLt, max abs error vs the fp32 reference on the dequantized operands)\n"
     );
-    print!("{:<22}", "row");
-    for s in shapes {
-        print!(" | {:<26}", s.name);
-    }
-    println!();
     let mut rows: Vec<&str> = Vec::new();
     for r in records {
         let row = r
@@ -432,14 +427,21 @@ pub fn print_fp8_ladder(records: &[TrialRecord], shapes: &[Shape]) {
             rows.push(row);
         }
     }
-    print!("{:<22}", "cuBLASLt (e4m3)");
+    // The row names (`e4m3:ext:triton_persistent_e4m3`) are longer than the rungs'.
+    let width = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(22);
+    print!("{:<width$}", "row");
     for s in shapes {
+        print!(" | {:<26}", s.name);
+    }
+    println!();
+    print!("{:<width$}", "cuBLASLt (e4m3)");
+    for s in shapes {
+        // cuBLASLt's per-tensor time from any per-tensor cell of the shape that timed it (a failed cell has none).
         let c = records
             .iter()
-            .filter(|r| r.name.starts_with("ladder::fp8::e4m3:"))
-            .find(|r| r.shape.as_ref() == Some(s))
-            .and_then(|r| r.variants.first())
-            .and_then(|v| {
+            .filter(|r| r.name.starts_with("ladder::fp8::e4m3:") && r.shape.as_ref() == Some(s))
+            .filter_map(|r| r.variants.first())
+            .find_map(|v| {
                 let tflops = v.measure(measures::THROUGHPUT).unwrap_or(0.0);
                 v.median_us()
                     .map(|us| format!("{us:.1} us {tflops:.0} TF/s"))
@@ -449,7 +451,7 @@ pub fn print_fp8_ladder(records: &[TrialRecord], shapes: &[Shape]) {
     }
     println!();
     for row in rows {
-        print!("{row:<22}");
+        print!("{row:<width$}");
         for s in shapes {
             let name = format!("ladder::fp8::{row}::{}", s.name);
             let c = records

@@ -1237,10 +1237,14 @@ impl ExternalSpec {
             out += &format!("#define {k} {v}\n");
         }
         if matches!(m.module, Module::Source { .. }) {
-            out += &format!(
-                "#define GEMM_ABLATE_{} 1\n",
-                dtype.name().to_ascii_uppercase()
-            );
+            // The dtype's defines as the build passes them (`-DNAME=VALUE`), written as #defines.
+            for d in dtype_defines(dtype) {
+                let (name, value) = d
+                    .trim_start_matches("-D")
+                    .split_once('=')
+                    .unwrap_or((d.as_str(), ""));
+                out += &format!("#define {name} {value}\n");
+            }
         }
         if let Module::Source { file, .. } = &m.module {
             out += &std::fs::read_to_string(file).map_err(|e| {
@@ -1699,6 +1703,22 @@ BN = { default = 128 }
             .shown(&v.name(), DType::F16, false)
             .unwrap();
         assert!(shown.contains("#define BM 64") && shown.contains("mma_tile_gemm"));
+        // `show` writes a dtype's defines as the build passes them: FP8's are three, none named after the dtype.
+        let row = v
+            .kernel()
+            .unwrap()
+            .unwrap()
+            .shown(
+                &v.name(),
+                DType::E4M3(crate::kernel::problem::Scales::Row),
+                false,
+            )
+            .unwrap();
+        assert!(
+            row.contains("#define GEMM_ABLATE_E4M3 1\n#define GEMM_ABLATE_SCALES 1\n#define GEMM_ABLATE_OUT_BF16 1\n")
+                && !row.contains("E4M3-ROW"),
+            "{row}"
+        );
     }
 
     #[test]
