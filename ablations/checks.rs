@@ -96,14 +96,20 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
             DType::E4M3F16(Scales::Row),
             &["square4096"],
         ),
-        // H115's error clause reads these three on K = 16384: none, every 4 k-blocks, every one.
-        ("rung10_bn128", promoted(0), tensor, &["long_k"]),
+        // H115's error clause reads these three on K = 16384: none, every 4 k-blocks, every one; H128 the
+        // unpromoted one and every k-block's at K = 28672 too.
+        (
+            "rung10_bn128",
+            promoted(0),
+            tensor,
+            &["long_k", "decode_mlp_down"],
+        ),
         ("rung10_bn128_promote4", promoted(4), tensor, &["long_k"]),
         (
             "rung10_bn128_promote1",
             promoted(1),
             tensor,
-            &["square4096", "1000x1000x1008", "long_k"],
+            &["square4096", "1000x1000x1008", "long_k", "decode_mlp_down"],
         ),
         // 640 = 5 k-blocks: B's rows of block scales padded to 8, over three 128-column blocks.
         (

@@ -130,7 +130,8 @@ impl DType {
     /// rounding of the output): relative Frobenius error, and max error relative to the largest reference value.
     /// FP8's reference multiplies the dequantized operands in fp32: what differs is the output's rounding and the
     /// tensor core's own FP8 accumulation (about 14 bits, DeepGEMM), which over K = 8192 can reach fp16's rounding
-    /// but stays under bf16's, so FP8 takes bf16's tolerance whatever its output type.
+    /// but stays under bf16's, so FP8 takes bf16's tolerance whatever its output type. Unpromoted at K = 16384 and
+    /// more it may not (H128, ablations/HYPOTHESES.md): the first FP8 run decides, and the tolerance stays as is.
     pub fn tolerance(self) -> Tolerance {
         let like = if self.is_fp8() {
             DType::BF16

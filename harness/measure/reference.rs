@@ -142,6 +142,19 @@ impl LtPlan {
             // each operand's scales in the mode of the problem's scheme (cuBLAS 12.9 on: per tensor, per row as an
             // outer vector, 1x128 and 128x128 blocks); the scale buffers are the operands' own.
             if let Some(scales) = scales {
+                // Precise accumulation, said rather than left to the default: cuBLASLt promotes the tensor core's
+                // FP8 partial sums to fp32 periodically unless FAST_ACCUM is set (its documentation), as torch's
+                // `_scaled_mm` asks by default. A kernel of ours without `promote` does not (H128).
+                let fast_accum: i8 = 0;
+                lt_ok(
+                    lt::cublasLtMatmulDescSetAttribute(
+                        desc,
+                        lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                        &fast_accum as *const i8 as *const c_void,
+                        1,
+                    ),
+                    "setting FP8 accumulation to precise (FAST_ACCUM off)",
+                )?;
                 for (mode_attribute, pointer_attribute, scaling, at, whose) in [
                     (
                         lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
