@@ -359,54 +359,21 @@ pub fn print_ladder(records: &[TrialRecord], shapes: &[Shape]) {
     println!("\nLadder vs cuBLAS (fp16; time per GEMM, speed relative to cuBLAS, max abs error vs cuBLAS;");
     println!("(!) marks a cell whose ratio to cuBLAS moved beyond its pinned value; ext: rows are peers, checked and");
     println!("timed, their verdicts against auto in their hypothesis files)\n");
-    print!("{:<22}", "rung");
-    for s in shapes {
-        print!(" | {:<26}", s.name);
-    }
-    println!();
-    print!("{:<22}", "cuBLAS");
-    for s in shapes {
-        let c = records
-            .iter()
-            .find(|r| r.shape.as_ref() == Some(s))
-            .and_then(|r| r.variants.first())
-            .and_then(|v| {
-                let tflops = v.measure(measures::THROUGHPUT).unwrap_or(0.0);
-                v.median_us()
-                    .map(|us| format!("{us:.1} us {tflops:.0} TF/s"))
-            })
-            .unwrap_or_default();
-        print!(" | {c:<26}");
-    }
-    println!();
     // The peers' rows (ext:NAME) after the ladder and `auto`, in the order they ran.
-    let mut peers: Vec<String> = Vec::new();
-    for r in records {
-        let peer = (r.name.strip_prefix("ladder::ext:"))
-            .and_then(|rest| rest.rsplit_once("::"))
-            .map(|(name, _)| format!("ext:{name}"));
-        if let Some(p) = peer.filter(|p| !peers.contains(p)) {
-            peers.push(p);
-        }
-    }
-    let rows = Rung::ALL
-        .iter()
-        .map(|r| r.name())
-        .chain(std::iter::once("auto".to_string()))
-        .chain(peers);
-    for row in rows {
-        print!("{row:<22}");
-        for s in shapes {
-            let name = format!("ladder::{row}::{}", s.name);
-            let c = records
-                .iter()
-                .find(|r| r.name == name)
-                .map(ladder_cell)
-                .unwrap_or_default();
-            print!(" | {c:<26}");
-        }
-        println!();
-    }
+    let mut rows: Vec<String> = Rung::ALL.iter().map(|r| r.name()).collect();
+    rows.push("auto".into());
+    rows.extend(
+        rows_after(records, "ladder::ext:")
+            .into_iter()
+            .map(|p| format!("ext:{p}")),
+    );
+    print_table(
+        records,
+        shapes,
+        ("rung", "cuBLAS", "ladder::"),
+        "ladder::",
+        &rows,
+    );
 }
 
 /// The main job's FP8 table: each FP8 row (`ladder::fp8::DTYPE:LABEL::SHAPE`) against cuBLASLt's FP8 path in the
@@ -417,29 +384,48 @@ pub fn print_fp8_ladder(records: &[TrialRecord], shapes: &[Shape]) {
     println!(
         "relative to cuBLASLt, max abs error vs the fp32 reference on the dequantized operands)\n"
     );
-    let mut rows: Vec<&str> = Vec::new();
+    let rows = rows_after(records, "ladder::fp8::");
+    let header = ("row", "cuBLASLt (e4m3)", "ladder::fp8::e4m3:");
+    print_table(records, shapes, header, "ladder::fp8::", &rows);
+}
+
+/// The rows of the records named `{prefix}ROW::SHAPE`, in the order they ran.
+fn rows_after(records: &[TrialRecord], prefix: &str) -> Vec<String> {
+    let mut rows: Vec<String> = Vec::new();
     for r in records {
         let row = r
             .name
-            .strip_prefix("ladder::fp8::")
+            .strip_prefix(prefix)
             .and_then(|rest| rest.rsplit_once("::"));
-        if let Some((row, _)) = row.filter(|(row, _)| !rows.contains(row)) {
-            rows.push(row);
+        if let Some((row, _)) = row.filter(|(row, _)| !rows.iter().any(|x| x == row)) {
+            rows.push(row.to_string());
         }
     }
-    // The row names (`e4m3:ext:triton_persistent_e4m3`) are longer than the rungs'.
-    let width = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(22);
-    print!("{:<width$}", "row");
+    rows
+}
+
+/// One table of the main job: the shapes; the baseline's time and throughput on each, from the first record named
+/// `{baseline_cells}...` that timed it (a failed cell has none); then each row's cells, the records named
+/// `{prefix}ROW::SHAPE`. `header`: the first column's title, the baseline row's name, `baseline_cells`.
+fn print_table(
+    records: &[TrialRecord],
+    shapes: &[Shape],
+    (title, baseline, baseline_cells): (&str, &str, &str),
+    prefix: &str,
+    rows: &[String],
+) {
+    // Peers' and FP8's row names (`e4m3:ext:triton_persistent_e4m3`) are longer than the rungs'.
+    let width = rows.iter().map(String::len).max().unwrap_or(0).max(22);
+    print!("{title:<width$}");
     for s in shapes {
         print!(" | {:<26}", s.name);
     }
     println!();
-    print!("{:<width$}", "cuBLASLt (e4m3)");
+    print!("{baseline:<width$}");
     for s in shapes {
-        // cuBLASLt's per-tensor time from any per-tensor cell of the shape that timed it (a failed cell has none).
         let c = records
             .iter()
-            .filter(|r| r.name.starts_with("ladder::fp8::e4m3:") && r.shape.as_ref() == Some(s))
+            .filter(|r| r.name.starts_with(baseline_cells) && r.shape.as_ref() == Some(s))
             .filter_map(|r| r.variants.first())
             .find_map(|v| {
                 let tflops = v.measure(measures::THROUGHPUT).unwrap_or(0.0);
@@ -453,7 +439,7 @@ pub fn print_fp8_ladder(records: &[TrialRecord], shapes: &[Shape]) {
     for row in rows {
         print!("{row:<width$}");
         for s in shapes {
-            let name = format!("ladder::fp8::{row}::{}", s.name);
+            let name = format!("{prefix}{row}::{}", s.name);
             let c = records
                 .iter()
                 .find(|r| r.name == name)
