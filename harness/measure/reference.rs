@@ -85,6 +85,28 @@ fn lt_ok(s: lt::cublasStatus_t, what: &str) -> Result<()> {
     }
 }
 
+/// Sets a matmul descriptor's attribute to `value`, passed as its bytes (the attribute's declared type: i32 for
+/// transa, i8 for FAST_ACCUM, u32 for a scale mode, a u64 device pointer for scales).
+///
+/// # Safety
+/// `desc` is a live descriptor and `T` the attribute's type.
+unsafe fn set_attribute<T>(
+    desc: lt::cublasLtMatmulDesc_t,
+    attribute: lt::cublasLtMatmulDescAttributes_t,
+    value: &T,
+    what: &str,
+) -> Result<()> {
+    lt_ok(
+        lt::cublasLtMatmulDescSetAttribute(
+            desc,
+            attribute,
+            value as *const T as *const c_void,
+            std::mem::size_of::<T>(),
+        ),
+        what,
+    )
+}
+
 impl LtPlan {
     /// `scales`: FP8's scales of our A and B, None for 16-bit operands.
     fn new(
@@ -116,13 +138,10 @@ impl LtPlan {
             )?;
             let trans_t: i32 = 1; // CUBLAS_OP_T on the first operand (B, stored N x K row-major = K x N column-major)
             let desc = plan.desc;
-            lt_ok(
-                lt::cublasLtMatmulDescSetAttribute(
-                    desc,
-                    lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
-                    &trans_t as *const i32 as *const c_void,
-                    4,
-                ),
+            set_attribute(
+                desc,
+                lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
+                &trans_t,
                 "setting transa",
             )?;
             lt_ok(
@@ -146,13 +165,10 @@ impl LtPlan {
                 // FP8 partial sums to fp32 periodically unless FAST_ACCUM is set (its documentation), as torch's
                 // `_scaled_mm` asks by default. A kernel of ours without `promote` does not (H128).
                 let fast_accum: i8 = 0;
-                lt_ok(
-                    lt::cublasLtMatmulDescSetAttribute(
-                        desc,
-                        lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM,
-                        &fast_accum as *const i8 as *const c_void,
-                        1,
-                    ),
+                set_attribute(
+                    desc,
+                    lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                    &fast_accum,
                     "setting FP8 accumulation to precise (FAST_ACCUM off)",
                 )?;
                 for (mode_attribute, pointer_attribute, scaling, at, whose) in [
@@ -172,22 +188,16 @@ impl LtPlan {
                     ),
                 ] {
                     let mode = lt_scale_mode(scaling) as u32;
-                    lt_ok(
-                        lt::cublasLtMatmulDescSetAttribute(
-                            desc,
-                            mode_attribute,
-                            &mode as *const u32 as *const c_void,
-                            4,
-                        ),
+                    set_attribute(
+                        desc,
+                        mode_attribute,
+                        &mode,
                         &format!("setting the scale mode of {whose} ({scaling:?})"),
                     )?;
-                    lt_ok(
-                        lt::cublasLtMatmulDescSetAttribute(
-                            desc,
-                            pointer_attribute,
-                            &at as *const u64 as *const c_void,
-                            8,
-                        ),
+                    set_attribute(
+                        desc,
+                        pointer_attribute,
+                        &at,
                         &format!("setting the scales of {whose}"),
                     )?;
                 }
