@@ -460,18 +460,14 @@ impl GemmConfig {
         let need = self.swizzle.bytes().max(32);
         if !self.tile_k.is_multiple_of(need) {
             return config_err(format!(
-                "FP8 operands need tile_k a multiple of {need} ({}), got {}: a k-block of FP8 holds the bytes of a 16-bit one twice as deep (`{}`; the swizzle switch sets tile_k for 16-bit elements, so tile_k comes after it)",
+                "FP8 operands need tile_k a multiple of {need} ({}), got {}: a k-block of FP8 holds the bytes of a 16-bit one twice as deep, so write `tile_k={}` after the rung and any swizzle switch, which sets tile_k for 16-bit elements (`10:tile_k=128` for rung 10)",
                 if self.swizzle == Swizzle::None {
                     "one wgmma k-step of one-byte elements".to_string()
                 } else {
                     format!("one {need}-byte swizzle span of one-byte elements")
                 },
                 self.tile_k,
-                match self.swizzle {
-                    Swizzle::B128 => "10:tile_k=128".to_string(),
-                    Swizzle::None => "10:swizzle=none,tile_k=128".to_string(),
-                    s => format!("10:swizzle={},tile_k={}", s.bytes(), s.bytes()),
-                }
+                (2 * self.tile_k).next_multiple_of(need)
             ));
         }
         self.validate_of(FP8)?;
