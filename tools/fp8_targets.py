@@ -183,6 +183,10 @@ def report(rows):
                  f"cuBLASLt's block path {block['ratio']:.3f} ({block['verdict']})")
         else:
             line(None, f"block-scaled on {shape}", "absent" if not block else "no per-tensor comparison")
+    others = [(key, r) for key, r in rows.items() if key[2] not in ("auto", "stream") and r["ratio"]]
+    for (shape, dtype, label), r in sorted(others):
+        say(f"also     {label} on {shape} ({dtype}): against cuBLASLt {r['ratio']:.3f} {r['ci']} ({r['verdict']}), "
+            f"{r['tflops']:.0f} TFLOP/s")
     wrong = [f"{s} {d} {k}: {r['observed']}" for (s, d, k), r in rows.items() if r["observed"] != "Compared"]
     if wrong:
         say("not compared (wrong, hung or failed): " + "; ".join(wrong))
