@@ -444,6 +444,7 @@ fn fp8_sanitize() -> Vec<GpuTrial> {
         harness::kernel::dispatch::H200_SMS,
         row,
     );
+    let gemm = |label: &str, config: GemmConfig| VariantSpec::gemm(label, config);
     let variants = [
         ("rung10_k128", top(), tensor, "small"),
         ("rung10_k128", top(), row, "small"),
@@ -474,19 +475,17 @@ fn fp8_sanitize() -> Vec<GpuTrial> {
             block,
             "256x384x640",
         ),
-        ("auto_swap_ab", swap_ab, row, "small"),
-    ];
+    ]
+    .map(|(label, config, dtype, s)| (label, gemm(label, config), dtype, s));
+    // `auto`'s kernel keeps the name `auto` gives it in records.
+    let auto = ("auto_swap_ab", gemm(&swap_label, swap_ab), row, "small");
     variants
         .into_iter()
-        .map(|(label, config, dtype, s)| {
-            let name = if label == "auto_swap_ab" {
-                swap_label.clone()
-            } else {
-                label.to_string()
-            };
+        .chain(std::iter::once(auto))
+        .map(|(label, variant, dtype, s)| {
             correct(
                 &format!("sanitize::fp8::{}::{label}::{s}", dtype.name()),
-                VariantSpec::gemm(name, config),
+                variant,
                 s,
                 dtype,
             )
