@@ -30,7 +30,8 @@ if [[ $mode == kept ]]; then
     2) tools/h200-suite.sh ablations@2/4
        if (( $(elapsed) < 270 )); then tools/h200-suite.sh ablations@3/4; echo 4 > .gpu/next-shard; else echo 3 > .gpu/next-shard; fi ;;
     3) for i in $(seq "$(cat .gpu/next-shard 2>/dev/null || echo 3)" 4); do tools/h200-suite.sh "ablations@$i/4"; done
-       left=$(( 560 - $(elapsed) ))
+       # AGREE_END_S (default 560) ends the agreement sweep earlier, to leave the call's rest to another step.
+       left=$(( ${AGREE_END_S:-560} - $(elapsed) ))
        if (( left > 120 )); then KEPT=1 tools/h200-agreement.sh 6 "$left" $(cat tools/sweeps/agreement-40.txt); fi ;;
   esac
 else
