@@ -7,7 +7,8 @@ read it through the compression, and `xz -dk NAME.json.xz` gives the file back. 
 (ablations, microbench) with at least half as many trials as its largest (the whole-suite run a reviewer, or the
 before-stop check, reads first) is compressed too, and a plain NAME.summary.json beside it keeps what a reader
 needs: the environment and, per trial, its name, expectation, outcome, judgement, flags, duration and the
-estimate, without the rounds and the variants' details (about a sixth of the size; floats at 5 significant digits, no ptxas warnings). With --old-rule, also the runs at the top of results/h200/ and every run named
+estimate, without the rounds and the variants' details (about a sixth of the size; the estimates' floats at 5 significant digits, no ptxas
+warnings). With --old-rule, also the runs at the top of results/h200/ and every run named
 anywhere in the code, pins, tools, docs or hypotheses (what this tool kept before those readers took .xz).
 
 With --pack-folders, each folder of results/h200/ (a commit's records, or a report) that no code, pin or test reads
@@ -85,9 +86,11 @@ def summarize(f):
     summary = {"summary_of": os.path.basename(f) + ".xz", "environment": d.get("environment"),
                "suite": d.get("suite"),
                "trials": [{k: t[k] for k in SUMMARY_FIELDS if k in t} for t in d["trials"] if isinstance(t, dict)]}
-    # One trial a line: small, and still read a trial at a time. Floats to 5 significant digits: the record beside
-    # it keeps them whole.
-    summary = rounded(summary)
+    # One trial a line: small, and still read a trial at a time. The estimates' floats to 5 significant digits (the
+    # record beside it keeps them whole); an expectation stays exact, since its window's edge may be the band's.
+    for t in summary["trials"]:
+        if "observed" in t:
+            t["observed"] = rounded(t["observed"])
     # ptxas's warnings (one unused variable, repeated on every variant) say nothing of the measurement: they stay in
     # the record only.
     for t in summary["trials"]:
