@@ -16,10 +16,15 @@ by its path and that holds no run kept plain becomes one FOLDER.tar.xz beside it
 first so that the archive compresses them together (about 3x smaller than one .xz a file):
 `tar xJf results/h200/FOLDER.tar.xz -C results/h200` brings it back, as it was but for the .xz of its files.
 
+With --retire-mb N, the oldest packed folders (FOLDER.tar.xz named for a commit, by that commit's date) that no code
+reads leave the tree until N MB are freed, each listed in results/h200/ARCHIVED.md with the `git show` that brings
+it back from the commit before it left: git history is their place, and the tracked tree stays under 30 MB as
+whole-suite runs (about 1 MB each) come in.
+
 Logs (`*.log`) are kept as NAME.log.xz too: a reader opens them with `xzless`, and no code reads them.
 
 Usage, from the repository root: python3 tools/archive-results.py [--dry-run] [--most-mb N] [--old-rule]
-[--pack-folders] [--recompress]
+[--pack-folders] [--retire-mb N] [--recompress]
 --most-mb caps the megabytes of JSON compressed in one go (a submission's diffs count what a change removes); the
 top-level runs go first. Then `git add -A results` and commit.
 """
@@ -129,6 +134,7 @@ def main():
     ap.add_argument("--old-rule", action="store_true")
     ap.add_argument("--pack-folders", action="store_true")
     ap.add_argument("--recompress", action="store_true")
+    ap.add_argument("--retire-mb", type=float, default=0.0)
     args = ap.parse_args()
     records = runs()
     keep = kept_plain(records)
@@ -165,6 +171,8 @@ def main():
     print(f"{len(logs)} logs, {plain / 1e6:.1f} MB, written as {written / 1e6:.1f} MB of .log.xz")
     if args.pack_folders:
         pack_folders(top, keep)
+    if args.retire_mb > 0:
+        retire(top, args.retire_mb)
     if args.recompress:
         recompress()
 
@@ -258,6 +266,43 @@ def pack_folders(top, keep):
         after += len(packed)
         shutil.rmtree(folder)
     print(f"folders packed: {before / 1e6:.1f} MB as stored, {after / 1e6:.1f} MB as .tar.xz")
+
+
+def retire(top, most_mb):
+    """The oldest packed commit folders out of the tree, up to `most_mb` MB, listed in ARCHIVED.md (module text)."""
+    named, _ = read_by_code()
+    git = lambda *a: subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    head = git("rev-parse", "--short=7", "HEAD")
+    packed = []
+    for f in glob.glob(os.path.join(top, "*.tar.xz")):
+        name = os.path.basename(f)[: -len(".tar.xz")]
+        date = git("log", "-1", "--format=%cI", name) if re.fullmatch(r"[0-9a-f]{7,40}", name) else ""
+        # Only what HEAD holds can be brought back with `git show HEAD:...`.
+        if date and name not in named and git("ls-files", os.path.relpath(f, ROOT)):
+            packed.append((date, name, f))
+    index = os.path.join(top, "ARCHIVED.md")
+    rows, freed = [], 0
+    for date, name, f in sorted(packed):
+        size = os.path.getsize(f)
+        if freed + size > most_mb * 1e6:
+            break
+        rows.append(f"| `{name}` | {date[:10]} | {size / 1e3:.0f} KB | "
+                    f"`git show {head}:results/h200/{name}.tar.xz \\| tar xJ -C results/h200` |")
+        os.remove(f)
+        freed += size
+    if not rows:
+        print("nothing retired")
+        return
+    if not os.path.exists(index):
+        with open(index, "w") as fh:
+            fh.write("# Run folders kept in git history, not in the tree\n\n"
+                     "Each was a packed folder (FOLDER.tar.xz) that no code reads; `tools/archive-results.py --retire-mb`\n"
+                     "took the oldest out of the tree to keep it under 30 MB. The command beside each brings it back as\n"
+                     "results/h200/FOLDER/ (its records as plain JSON). Docs and hypotheses cite these folders by name.\n\n"
+                     "| folder | its commit's date | packed | bring it back |\n|---|---|---|---|\n")
+    with open(index, "a") as fh:
+        fh.write("\n".join(rows) + "\n")
+    print(f"retired {len(rows)} packed folders, {freed / 1e6:.1f} MB, into git history (results/h200/ARCHIVED.md)")
 
 
 if __name__ == "__main__":
