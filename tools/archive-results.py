@@ -7,9 +7,9 @@ read it through the compression, and `xz -dk NAME.json.xz` gives the file back. 
 (ablations, microbench) with at least half as many trials as its largest (the whole-suite run a reviewer, or the
 before-stop check, reads first) is compressed too, and a plain NAME.summary.json beside it keeps what a reader
 needs: the environment and, per trial, its name, expectation, outcome, judgement, flags, duration and the
-estimate, without the rounds and the variants' details (about a sixth of the size; the estimates' floats at 5 significant digits, no ptxas
-warnings). With --old-rule, also the runs at the top of results/h200/ and every run named
-anywhere in the code, pins, tools, docs or hypotheses (what this tool kept before those readers took .xz).
+estimate, without the rounds and the variants' details (about a sixth of the size; the estimates' floats at 5
+significant digits, no ptxas warnings). With --old-rule, also the runs at the top of results/h200/ and every run
+named anywhere in the code, pins, tools, docs or hypotheses (what this tool kept before those readers took .xz).
 
 With --pack-folders, each folder of results/h200/ (a commit's records, or a report) that no code, pin or test reads
 by its path and that holds no run kept plain becomes one FOLDER.tar.xz beside it, its records decompressed
@@ -278,7 +278,9 @@ def retire(top, most_mb):
         name = os.path.basename(f)[: -len(".tar.xz")]
         date = git("log", "-1", "--format=%cI", name) if re.fullmatch(r"[0-9a-f]{7,40}", name) else ""
         # Only what HEAD holds can be brought back with `git show HEAD:...`.
-        if date and name not in named and git("ls-files", os.path.relpath(f, ROOT)):
+        in_head = subprocess.run(["git", "cat-file", "-e", "HEAD:" + os.path.relpath(f, ROOT)], cwd=ROOT,
+                                 capture_output=True).returncode == 0
+        if date and name not in named and in_head:
             packed.append((date, name, f))
     index = os.path.join(top, "ARCHIVED.md")
     rows, freed = [], 0
