@@ -93,12 +93,11 @@ def summarize(f):
                "trials": [{k: t[k] for k in SUMMARY_FIELDS if k in t} for t in d["trials"] if isinstance(t, dict)]}
     # One trial a line: small, and still read a trial at a time. The estimates' floats to 5 significant digits (the
     # record beside it keeps them whole); an expectation stays exact, since its window's edge may be the band's.
-    for t in summary["trials"]:
-        if "observed" in t:
-            t["observed"] = rounded(t["observed"])
     # ptxas's warnings (one unused variable, repeated on every variant) say nothing of the measurement: they stay in
     # the record only.
     for t in summary["trials"]:
+        if "observed" in t:
+            t["observed"] = rounded(t["observed"])
         if "flags" in t:
             t["flags"] = [f for f in t["flags"] if ": ptxas " not in f]
     trials = summary.pop("trials")
