@@ -14,7 +14,7 @@ set -uo pipefail
 rm -rf "${OUT:?}/runs"
 export GEMM_ABLATE_RESULTS_DIR="$OUT/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/gpu.txt" 2>&1
+nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/gpu.txt" 2>&1
 rc=0
 for arg in ${@:-ablations microbench}; do
   target=${arg%@*}; shard=""; log="$OUT/$target.log"

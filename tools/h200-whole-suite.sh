@@ -11,9 +11,24 @@
 # and time left in the call, TAIL runs next (default `fp8`: tools/h200-fp8-smoke.sh with FP8_STEPS=1 in what is
 # left; `agree`: H110(a)'s agreement sweep; `none`).
 # Run from the repository root after ../shared/tools/gpu-stage and tools/gpu-pack.sh (the binaries unpacked), with
-# OUT set; each part's records come back under $OUT (runs-*.tgz, kept-smoke*, fp8.tgz, agree.tgz). Give each call
-# timeout_s 595.
+# OUT set; everything a call writes comes back as $OUT/whole-suite-call.tgz (each part's runs-*.tgz and log,
+# kept-smoke*, fp8.tgz, agree.tgz). Give each call timeout_s 595.
 set -uo pipefail
+# A fresh machine holds only what was carried: unpack the binaries here, and stop before any part without them (at
+# 8fb4f1b a call on a fresh machine "ran" every part in 0 s and called the suite done).
+if [[ ! -x .gpu/ablations && -f .gpu/bin.txz ]]; then
+  python3 -c 'import tarfile; tarfile.open(".gpu/bin.txz").extractall(".gpu")'
+fi
+for bin in ablations microbench gemm-ablate; do
+  [[ -x .gpu/$bin ]] || { echo "no .gpu/$bin on this machine: carry .gpu/bin.txz (tools/gpu-pack.sh)"; exit 2; }
+done
+# A call returns only a few files: everything this call writes under $OUT goes back as one archive at the end
+# (at 8fb4f1b three parts' records were left on the machine for that).
+pack_out() {
+  local all=(); for f in "$OUT"/*; do [[ $f == "$OUT/whole-suite-call.tgz" ]] || all+=("${f#"$OUT"/}"); done
+  ((${#all[@]})) && tar czf "$OUT/whole-suite-call.tgz" -C "$OUT" "${all[@]}" && (cd "$OUT" && rm -rf "${all[@]}")
+}
+trap pack_out EXIT
 end_s=${END_S:-560}
 parts=(microbench ablations@1/6 ablations@2/6 ablations@3/6 ablations@4/6 ablations@5/6 ablations@6/6)
 began=$(date +%s)
@@ -42,6 +57,11 @@ while (( next <= ${#parts[@]} )); do
   fi
   echo "part $next of ${#parts[@]}: $part"
   tools/h200-suite.sh "$part" || rc=1
+  shard=${part#*@}; log=$OUT/${part%@*}.log; [[ $part == *@* ]] && log=$OUT/${part%@*}-shard-${shard/\//-of-}.log
+  if ! grep -q '^test result' "$log" 2>/dev/null; then
+    echo "part $next ($part) ran no trials (see $log): stopping here, it stays next"
+    rc=1; break
+  fi
   next=$(( next + 1 ))
   echo "$next" > "$next_file"
 done
