@@ -22,6 +22,23 @@ pub struct DeviceInfo {
     pub max_sm_clock_mhz: Option<u32>,
     pub mem_clock_mhz: Option<u32>,
     pub pci_bus_id: String,
+    /// The GPU's UUID ("GPU-..." as nvidia-smi prints it): tells one physical GPU, so one host, from another where
+    /// two runs' times differ (records before 52f3c4a lack it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+}
+
+/// The UUID in nvidia-smi's form: GPU-8-4-4-4-12 hex digits.
+fn uuid_text(bytes: [u8; 16]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }
 
 fn attribute(dev: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
@@ -64,6 +81,11 @@ pub fn query(ordinal: usize) -> Result<DeviceInfo> {
     unsafe { sys::cuDriverGetVersion(&mut api) }
         .result()
         .during("reading the driver version")?;
+    let mut raw_uuid = sys::CUuuid_st { bytes: [0; 16] };
+    let uuid = unsafe { sys::cuDeviceGetUuid_v2(&mut raw_uuid, dev) }
+        .result()
+        .ok()
+        .map(|()| uuid_text(raw_uuid.bytes.map(|b| b as u8)));
     let nvml = Nvml::open(&pci_bus_id);
     Ok(DeviceInfo {
         name: result::device::get_name(dev).during("reading the device name")?,
@@ -81,6 +103,7 @@ pub fn query(ordinal: usize) -> Result<DeviceInfo> {
         max_sm_clock_mhz: nvml.as_ref().and_then(|n| n.max_sm_clock_mhz()),
         mem_clock_mhz: nvml.as_ref().and_then(|n| n.mem_clock_mhz()),
         pci_bus_id,
+        uuid,
     })
 }
 
@@ -247,6 +270,15 @@ impl Gpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_uuid_reads_as_nvidia_smi_prints_it() {
+        let bytes = [
+            0x5b, 0x1c, 0x0f, 0x7e, 0x9a, 0x10, 0x4d, 0x2e, 0x81, 0x33, 0x02, 0xaa, 0xbb, 0xcc,
+            0xdd, 0xee,
+        ];
+        assert_eq!(uuid_text(bytes), "GPU-5b1c0f7e-9a10-4d2e-8133-02aabbccddee");
+    }
 
     #[test]
     fn a_child_sees_the_parents_device_under_its_own_name() {

@@ -137,13 +137,14 @@ fn section(
         let _ =
             writeln!(
             md,
-            "| GPU | {} ({} SMs, {:.0} MB L2, max SM clock {} MHz, memory clock {} MHz, bus {}) |",
+            "| GPU | {} ({} SMs, {:.0} MB L2, max SM clock {} MHz, memory clock {} MHz, bus {}{}) |",
             d.name,
             d.sm_count,
             d.l2_bytes as f64 / 1e6,
             d.max_sm_clock_mhz.map(|c| c.to_string()).unwrap_or("?".into()),
             d.mem_clock_mhz.map(|c| c.to_string()).unwrap_or("?".into()),
-            d.pci_bus_id
+            d.pci_bus_id,
+            d.uuid.as_deref().map(|u| format!(", {u}")).unwrap_or_default()
         );
         let _ = writeln!(
             md,
