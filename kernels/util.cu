@@ -82,11 +82,14 @@ extern "C" __global__ void round_f32(const float* in, u16* out, u64 n) {
 // rows of `cols`; out holds the same rows `ld_out` apart (its row padding is not compared). Indices are ref's:
 //   [0] sum of squared differences (f64), [1] sum of squared reference values (f64),
 //   [2] max |out - ref| as float bits, [3] count of non-finite outputs, [4] count of non-finite references,
-//   [5] first index with a non-finite output (starts at ~0), [6] index of the max error (racy, indicative).
-extern "C" __global__ void compare(const u16* out, u64 ld_out, const u16* ref, u64 cols, u64 n, u64* stats) {
+//   [5] first index with a non-finite output (starts at ~0), [6] index of the max error (racy, indicative),
+//   [7] max of |out - ref| - rtol * |ref| (at least 0) as float bits: the error beyond what rounding both to the
+//   output type may give (rtol: one unit in the last place of the output type, relative), [8] its index (racy).
+extern "C" __global__ void compare(const u16* out, u64 ld_out, const u16* ref, u64 cols, u64 n, u64* stats,
+                                   float rtol) {
   double sq_diff = 0.0, sq_ref = 0.0;
-  float max_err = 0.0f;
-  u64 max_idx = 0;
+  float max_err = 0.0f, max_excess = 0.0f;
+  u64 max_idx = 0, excess_idx = 0;
   u64 bad_out = 0, bad_ref = 0, first_bad = ~0ull;
   for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
     const u64 row = i / cols;
@@ -108,6 +111,11 @@ extern "C" __global__ void compare(const u16* out, u64 ld_out, const u16* ref, u
       max_err = d;
       max_idx = i;
     }
+    const float excess = d - rtol * fabsf(r);
+    if (excess > max_excess) {
+      max_excess = excess;
+      excess_idx = i;
+    }
   }
   asm volatile("red.global.add.f64 [%0], %1;" ::"l"(stats + 0), "d"(sq_diff) : "memory");
   asm volatile("red.global.add.f64 [%0], %1;" ::"l"(stats + 1), "d"(sq_ref) : "memory");
@@ -115,6 +123,9 @@ extern "C" __global__ void compare(const u16* out, u64 ld_out, const u16* ref, u
   u32 prev;
   asm volatile("atom.global.max.u32 %0, [%1], %2;" : "=r"(prev) : "l"(stats + 2), "r"(bits) : "memory");
   if (bits > prev && bits > 0) stats[6] = max_idx;
+  const u32 excess_bits = __float_as_uint(max_excess);
+  asm volatile("atom.global.max.u32 %0, [%1], %2;" : "=r"(prev) : "l"(stats + 7), "r"(excess_bits) : "memory");
+  if (excess_bits > prev && excess_bits > 0) stats[8] = excess_idx;
   if (bad_out) asm volatile("red.global.add.u64 [%0], %1;" ::"l"(stats + 3), "l"(bad_out) : "memory");
   if (bad_ref) asm volatile("red.global.add.u64 [%0], %1;" ::"l"(stats + 4), "l"(bad_ref) : "memory");
   if (first_bad != ~0ull) asm volatile("red.global.min.u64 [%0], %1;" ::"l"(stats + 5), "l"(first_bad) : "memory");

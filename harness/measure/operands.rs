@@ -58,6 +58,9 @@ pub const GUARD_PATTERN: u16 = 0x5A5A;
 /// column bound lands wholly in them.
 pub const GUARD_COLUMNS: usize = 256;
 
+/// Slots of the comparison statistics (kernels/util.cu, `compare`).
+pub const STATS: usize = 9;
+
 /// Utility kernels compiled for one data type.
 pub struct UtilKernels {
     /// Random operands: 16-bit values, or FP8 codes.
@@ -68,6 +71,8 @@ pub struct UtilKernels {
     compare: Kernel,
     check_guard: Kernel,
     sum: Kernel,
+    /// The comparison's allowance at each output: one ulp of the output type (`Tolerance::rel_value`).
+    rel_value: f32,
     sm_count: u32,
     compiled: std::sync::Arc<compile::Compiled>,
 }
@@ -98,6 +103,7 @@ impl UtilKernels {
             compare: Kernel::load(gpu, &compiled, "compare")?,
             check_guard: Kernel::load(gpu, &compiled, "check_guard")?,
             sum: Kernel::load(gpu, &compiled, "sum_u16")?,
+            rel_value: dtype.tolerance().rel_value as f32,
             sm_count: gpu.info.sm_count,
             compiled,
         })
@@ -174,8 +180,8 @@ impl UtilKernels {
         reference: u64,
         cols: usize,
         elems: usize,
-    ) -> Result<[u64; 7]> {
-        let stats = DeviceBuffer::new(gpu, 7 * 8)?;
+    ) -> Result<[u64; STATS]> {
+        let stats = DeviceBuffer::new(gpu, STATS * 8)?;
         stats.zero(gpu)?;
         // Slot 5 holds the first unwritten index: it starts at "none".
         stats.fill_u16_range(gpu, 20, 4, 0xFFFF)?;
@@ -187,10 +193,14 @@ impl UtilKernels {
             elems as u64,
             stats.ptr(),
         );
-        let mut params = crate::kernel_params![&mut o, &mut ld, &mut r, &mut c, &mut n, &mut s];
+        let mut rtol = self.rel_value;
+        let mut params =
+            crate::kernel_params![&mut o, &mut ld, &mut r, &mut c, &mut n, &mut s, &mut rtol];
         unsafe { launch(gpu, &self.compare, self.grid_for(elems), &mut params)? };
         let v: Vec<u64> = stats.read(gpu)?;
-        Ok([v[0], v[1], v[2], v[3], v[4], v[5], v[6]])
+        let mut raw = [0u64; STATS];
+        raw.copy_from_slice(&v[..STATS]);
+        Ok(raw)
     }
 
     /// Sum of the raw 16-bit words in [ptr, ptr + 2 * elems).
