@@ -29,17 +29,17 @@ printf '%s\n' ladder::rung1_kloop::decode_attn_out ladder::rung1_kloop::decode_m
   ladder::rung5_epilogue::decode_mlp_down ladder::rung3_warpspec::decode_attn_out beyond::skinny_ring::decode_m1 \
   beyond::auto_vs_cublas::decode_m64 > "$W/reds-ablations.txt"
 printf '%s\n' same_tile::none16::square4096 stages::two_ctas_an_sm::decode_m1 > "$W/reds-microbench.txt"
-step 120 reds-ablations env GEMM_ABLATE_WORKERS=kept GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-ablations.txt" \
+step 80 reds-ablations env GEMM_ABLATE_WORKERS=kept GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-ablations.txt" \
   .gpu/ablations --skip replay::
-step 120 reds-ablations-fresh env GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-ablations.txt" \
+step 80 reds-ablations-fresh env GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-ablations.txt" \
   .gpu/ablations --skip replay::
-step 60 reds-microbench env GEMM_ABLATE_WORKERS=kept GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-microbench.txt" \
+step 40 reds-microbench env GEMM_ABLATE_WORKERS=kept GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-microbench.txt" \
   .gpu/microbench
-step 120 correct env GEMM_ABLATE_FIRST_RUNS=1 .gpu/ablations correct:: --skip replay::
-step 60 cublas-vs-cpu env GEMM_ABLATE_FIRST_RUNS=1 .gpu/ablations reference::cublas_vs_cpu
+step 80 correct env GEMM_ABLATE_FIRST_RUNS=1 .gpu/ablations correct:: --skip replay::
+step 30 cublas-vs-cpu env GEMM_ABLATE_FIRST_RUNS=1 .gpu/ablations reference::cublas_vs_cpu
 for c in "prefill_attn_out cublas 10:tile_k=128 e4m3" "prefill_attn_out cublas ext:triton_persistent_e4m3 e4m3" \
          "square4096 cublas 10:tile_k=128 e4m3-row"; do
-  step 40 "compare-${c// /_}" .gpu/gemm-ablate compare $c
+  step 30 "compare-${c// /_}" .gpu/gemm-ablate compare $c
   grep -E "correct|over the|outcome" "$W/compare-${c// /_}.log" | cut -c1-240
 done
 if fits 100 "memcheck over sanitize::fp8"; then
