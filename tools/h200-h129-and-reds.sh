@@ -7,7 +7,7 @@
 #     wait), the fp32 reference and cuBLASLt's FP8 paths against the CPU, and the comparisons that 8fb4f1b's FP8 run
 #     left without a verdict (prefill_attn_out unpromoted and Triton, square4096 row-wise);
 #  3. compute-sanitizer memcheck over the FP8 sanitize trials (never run), in what is left.
-# Every step has a timeout and starts only if it can end by END_S (default 300) seconds; everything comes back as
+# On an H100 (ONLY=h129) parts 2 and 3 only. Every step has a timeout and starts only if it can end by END_S (default 300) seconds; everything comes back as
 # $OUT/h129-and-reds.tgz. Run from the repository root with .gpu/bin.txz carried (tools/gpu-pack.sh).
 set -uo pipefail
 T0=$(date +%s)
@@ -29,12 +29,15 @@ printf '%s\n' ladder::rung1_kloop::decode_attn_out ladder::rung1_kloop::decode_m
   ladder::rung5_epilogue::decode_mlp_down ladder::rung3_warpspec::decode_attn_out beyond::skinny_ring::decode_m1 \
   beyond::auto_vs_cublas::decode_m64 > "$W/reds-ablations.txt"
 printf '%s\n' same_tile::none16::square4096 stages::two_ctas_an_sm::decode_m1 > "$W/reds-microbench.txt"
+# ONLY=h129 leaves the reds out: on an H100 (the pins are the H200's) only the checks mean anything.
+if [[ ${ONLY:-} != h129 ]]; then
 step 80 reds-ablations env GEMM_ABLATE_WORKERS=kept GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-ablations.txt" \
   .gpu/ablations --skip replay::
 step 80 reds-ablations-fresh env GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-ablations.txt" \
   .gpu/ablations --skip replay::
 step 40 reds-microbench env GEMM_ABLATE_WORKERS=kept GEMM_ABLATE_REPEAT=3 GEMM_ABLATE_ONLY="$W/reds-microbench.txt" \
   .gpu/microbench
+fi
 step 80 correct env GEMM_ABLATE_FIRST_RUNS=1 .gpu/ablations correct:: --skip replay::
 step 30 cublas-vs-cpu env GEMM_ABLATE_FIRST_RUNS=1 .gpu/ablations reference::cublas_vs_cpu
 for c in "prefill_attn_out cublas 10:tile_k=128 e4m3" "prefill_attn_out cublas ext:triton_persistent_e4m3 e4m3" \
