@@ -186,6 +186,14 @@ __device__ __forceinline__ void scale_accumulators(float (&acc)[WG_ATOMS][WG_N /
 // read through the read-only path (__ldg): nothing writes them while a kernel runs.
 __device__ const float* a_block_scales;
 __device__ const float* b_block_scales;
+// The two pointers, read once a tile into registers: read in the k-block loop, each scale load waited on a reload
+// of its pointer from global memory (the loop's asm volatile "memory" clobbers make every read of a __device__
+// variable a new load; 8fb4f1b's SASS, H130).
+struct BlockScalePtrs {
+  const float* a;
+  const float* b;
+};
+__device__ __forceinline__ BlockScalePtrs block_scale_ptrs() { return {a_block_scales, b_block_scales}; }
 __device__ __forceinline__ void scale_accumulators(float (&)[WG_ATOMS][WG_N / 2], int, int, int, int) {}
 #endif
 #endif
@@ -194,6 +202,11 @@ __device__ __forceinline__ void scale_accumulators(float (&)[WG_ATOMS][WG_N / 2]
 // Two-level accumulation: the k-blocks of a promotion window accumulate in `part` (wgmma's own FP8 accumulation),
 // then `part` is added into `acc` in fp32; under block scales, dequantized on the way by the scales of the window's
 // k-block, loaded while its MMAs run.
+#if SCALES != 2
+struct BlockScalePtrs {};
+__device__ __forceinline__ BlockScalePtrs block_scale_ptrs() { return {}; }
+#endif
+
 struct PromoteScales {
 #if SCALES == 2
   float a[WG_ATOMS][2];
@@ -203,8 +216,8 @@ struct PromoteScales {
 
 // The scales of k-block kb (in K's order) for this thread's rows and columns of the tile at (row0, col0); with
 // SCALE_LOADS, A's come from the stage's slot `slot`, whose first row is the tile's row row0 - local_row0.
-__device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int M, int N, int kb, int k_blocks, u32 slot,
-                                                        int local_row0) {
+__device__ __forceinline__ PromoteScales promote_scales(const BlockScalePtrs& ptrs, int row0, int col0, int M, int N,
+                                                        int kb, int k_blocks, u32 slot, int local_row0) {
   PromoteScales s;
 #if SCALES == 2
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
@@ -220,18 +233,34 @@ __device__ __forceinline__ PromoteScales promote_scales(int row0, int col0, int 
 #else
       (void)slot, (void)local_row0;
       const int r = row0 + local;
-      s.a[a][h] = r < M ? __ldg(a_block_scales + (size_t)kb * M + r) : 0.f;
+      s.a[a][h] = r < M ? __ldg(ptrs.a + (size_t)kb * M + r) : 0.f;
 #endif
     }
+  // The tile's columns [col0, col0 + WG_N) meet at most B_SPAN 128-column scale blocks: one load each, where there
+  // was one for every eight columns (16 a k-block at WG_N = 128, all but one or two the same scale; H130).
+  constexpr int B_SPAN = (WG_N + 127) / 128 + 1;
+  const int first_block = col0 / 128;
+  // B's rows of k-blocks are padded to a multiple of 4 (cuBLASLt's layout, harness/measure/fp8.rs).
+  const size_t b_row = (size_t)((k_blocks + 3) & ~3);
+  float b_blocks[B_SPAN];
+#pragma unroll
+  for (int i = 0; i < B_SPAN; i++) {
+    const int c = (first_block + i) * 128;
+    b_blocks[i] = c < N && c < col0 + WG_N ? __ldg(ptrs.b + (size_t)(first_block + i) * b_row + kb) : 0.f;
+  }
 #pragma unroll
   for (int j = 0; j < WG_N / 8; j++) {
-    // Eight columns from a multiple of 8 share one 128-column block.
+    // Eight columns from a multiple of 8 share one 128-column block; chosen by selects (an index into b_blocks
+    // computed at run time would put it in local memory).
     const int c = col0 + j * 8;
-    // B's rows of k-blocks are padded to a multiple of 4 (cuBLASLt's layout, harness/measure/fp8.rs).
-    s.b[j] = c < N ? __ldg(b_block_scales + (size_t)(c / 128) * ((k_blocks + 3) & ~3) + kb) : 0.f;
+    float b = b_blocks[0];
+#pragma unroll
+    for (int i = 1; i < B_SPAN; i++)
+      if (c / 128 == first_block + i) b = b_blocks[i];
+    s.b[j] = c < N ? b : 0.f;
   }
 #else
-  (void)row0, (void)col0, (void)M, (void)N, (void)kb, (void)k_blocks, (void)slot, (void)local_row0;
+  (void)ptrs, (void)row0, (void)col0, (void)M, (void)N, (void)kb, (void)k_blocks, (void)slot, (void)local_row0;
 #endif
   return s;
 }
@@ -945,20 +974,24 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
           for (int i = 0; i < WG_N / 2; i++) acc[a][i] = 0.f;
         const int prow0 = m_row + a_row0, pcol0 = n_col + b_row0;
+        const BlockScalePtrs scale_ptrs = block_scale_ptrs();
         bool held = false;  // the ring stage of the k-block before is still to be released
         for (int kb = 0; kb < item_k_blocks; kb++) {
           const u32 p = item_pos + kb, s = p % STAGES;
           mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
           const bool first = kb % PROMOTE == 0;
           const bool last = kb % PROMOTE == PROMOTE - 1 || kb == item_k_blocks - 1;
+          // Block scales of the window's last k-block (in K's order), asked for before its MMAs are issued so that
+          // their loads run under them (ptxas places them after the second of the four QGMMAs; H130).
+          PromoteScales scales;
+          if (last)
+            scales = promote_scales(scale_ptrs, prow0, pcol0, M, N, w.k_begin + kb, k_blocks,
+                                    stages + SCALE_OFFSET + s * SCALE_STAGE_BYTES, a_row0);
 #if FAULT_SKIP_K_BLOCK
           if (kb != item_k_blocks - 1)
 #endif
             mma_stage(part, stages + s * STAGE_BYTES, a_row0, b_row0, !first);
           if (last) {
-            // Block scales of this k-block (in K's order), loaded while its MMAs run.
-            const PromoteScales scales = promote_scales(prow0, pcol0, M, N, w.k_begin + kb, k_blocks,
-                                                        stages + SCALE_OFFSET + s * SCALE_STAGE_BYTES, a_row0);
 #if MMA
             wgmma_wait<0>();
             // The partial sums reach the compiler only as the wgmma asm's outputs: pin their reads after the wait.
