@@ -23,7 +23,7 @@ pub struct DeviceInfo {
     pub mem_clock_mhz: Option<u32>,
     pub pci_bus_id: String,
     /// The GPU's UUID ("GPU-..." as nvidia-smi prints it): tells one physical GPU, so one host, from another where
-    /// two runs' times differ (records before 52f3c4a lack it).
+    /// two runs' times differ (records before 5d68642 lack it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uuid: Option<String>,
 }
