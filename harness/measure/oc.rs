@@ -635,6 +635,50 @@ mod tests {
         }
     }
 
+    /// H131: a "no change" hypothesis whose truth moves between machine starts near the band's edge. Each simulated
+    /// run draws its truth once (a start's offset, sd `start_sd`), then runs the suite's rule for a verdict (three
+    /// planned processes, on to six while undecided) at the trial's measured noise: how often the verdict is "no
+    /// change", the only outcome that keeps the trial green. The noise is each trial's as its records measured it
+    /// (1d1f9c2, 1b4b713, 8fb4f1b, 3ad3d86, 1142956): `stages::two_ctas_an_sm::decode_m1` at 1.0117 (runs
+    /// 1.0078-1.0180, their sd 0.37% of which about 0.27% is the start's own, the rest each run's estimate), pairs
+    /// 0.2%, rounds 0.6%, processes 0.45%; `beyond::epi_buffers_vs_rung10::long_k` at 1.0166 (1.0157-1.0176),
+    /// start 0.05%, pairs 0.65%, rounds 0.2%, processes 0.07%; `beyond::wide_stages::decode_m64` at 1.0117 and
+    /// `read_floor::hint::plain::decode_m1` at 1.009, whose runs scatter no more than their intervals.
+    #[test]
+    fn a_no_change_whose_truth_moves_between_starts_near_the_edge() {
+        use crate::measure::processes::{Kind, ProcessRule};
+        let rule = ProcessRule {
+            decide: true,
+            precision_processes: 6,
+            ..h200_rule(Kind::Ours)
+        };
+        let cases = [
+            ("two_ctas_an_sm::decode_m1", 1.0117f64, 0.0027, 0.0045, 0.0022, 0.006, 0.40, 0.80),
+            ("epi_buffers_vs_rung10::long_k", 1.0166, 0.0005, 0.0007, 0.0065, 0.0018, 0.70, 1.0),
+            ("wide_stages::decode_m64", 1.0117, 0.0012, 0.0002, 0.004, 0.002, 0.97, 1.0),
+            ("read_floor::hint::plain::decode_m1", 1.009, 0.0007, 0.0005, 0.0018, 0.0009, 0.97, 1.0),
+        ];
+        let runs = 2000;
+        for (i, (name, ratio, start_sd, process_sd, pair_sd, round_sd, low, high)) in
+            cases.into_iter().enumerate()
+        {
+            let mut rng = Rng::new(3100 + i as u64);
+            let mut no_change = 0;
+            for run in 0..runs {
+                let truth = (ratio.ln() + rng.normal() * start_sd).exp();
+                let scenario = ProcessScenario {
+                    rounds: Scenario::normal(truth, pair_sd, round_sd),
+                    process_sd,
+                };
+                let r = simulate_processes(&rule, scenario, 1, 31_000 + 10_000 * i as u64 + run);
+                no_change += usize::from(r.rates.no_change > 0.0);
+            }
+            let rate = no_change as f64 / runs as f64;
+            println!("{name}: no change in {rate:.3} of {runs} runs");
+            assert!((low..=high).contains(&rate), "{name}: {rate}");
+        }
+    }
+
     /// Two comparisons of the same truth, each in its own processes, never contradict each other (one decisive
     /// verdict against another) more than 1% of the time; near a band edge one may be decisive where the other is
     /// inconclusive, and how often is the rule's agreement. H109: sharing the error as `PROCESS_SPENDING`
