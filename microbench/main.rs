@@ -698,10 +698,11 @@ fn floor_gap_trials() -> Vec<GpuTrial> {
             spec(&m1),
             spec(&ring("decode_m1", 11)),
             "decode_m1",
-            Expectation::hypothesis(
-                Expect::Verdict(Verdict::NoChange),
+            // H131: the runs cannot settle H86(b) at the band (1.0078-1.0180 over five runs, within 1% of its edge);
+            // pinned from the pin runs, the hypothesis kept beside (tools/pins.py UNSETTLED).
+            harness::trial::pins::pinned().refuting(
                 "ablations/HYPOTHESES.md H86(b): 11 stages, the deepest ring that keeps two CTAs an SM, within the \
-                 band of 8 (the ring is deep enough at 8)",
+                 band of 8 (the ring is deep enough at 8); not settled at the band (H131)",
             ),
         ),
         pinned(

@@ -56,6 +56,17 @@ REFUTED = {
         "at 1d1f9c2, 0.948 at 8fb4f1b): a hypothesis centred 3.5% slower than what ran"
     ),
 }
+# Trials whose "no change" hypothesis the runs cannot settle (HYPOTHESES.md H131: at the trial's measured truth and
+# spreads, under 90% of simulated runs say "no change"), pinned the same way: trial -> the hypothesis and why.
+UNSETTLED = {
+    "stages::two_ctas_an_sm::decode_m1": (
+        "ablations/HYPOTHESES.md H86(b): 11 stages, the deepest ring that keeps two CTAs an SM, within the band of 8; "
+        "not settled (H131): 1.0078-1.0180 over five runs (1142956 to 3ad3d86, mean 1.0117), within 1% of the band's "
+        "edge with a 0.27% shift between machine starts, \"no change\" in 60% of simulated runs"
+    ),
+}
+# Both are pinned from the pin runs and kept out of the kinds' priors.
+NOT_HELD = {**REFUTED, **UNSETTLED}
 HEURISTIC = "cublasLt[algo 0]"
 RATIO_KINDS = ("RatioNear", "EffectNear", "Verdict")
 
@@ -136,7 +147,7 @@ def gather(suite, paths):
     left_out = defaultdict(list)
     for name, t in ref.items():
         src = t["expectation"]["source"]
-        if not (isinstance(src, dict) and "Pinned" in src) and name not in REFUTED:
+        if not (isinstance(src, dict) and "Pinned" in src) and name not in NOT_HELD:
             continue
         pinned[name] = []
         want_path = paths.get(shape_key(t), HEURISTIC) if cublas_label(t) else None
@@ -188,7 +199,7 @@ def main():
             kinds[name] = "cublas" if cublas_label(t) else "ours"
             xs = [x for _, x, _, _ in rows]
             # A refuted hypothesis's runs leave the kind's prior as the other pins were built with it.
-            if len(xs) >= 2 and name not in REFUTED:
+            if len(xs) >= 2 and name not in NOT_HELD:
                 m = sum(xs) / len(xs)
                 by_kind[kinds[name]].append((sum((x - m) ** 2 for x in xs) / (len(xs) - 1), len(xs) - 1))
     floors = {k: pooled_sd(v) for k, v in by_kind.items()}
@@ -269,8 +280,8 @@ def main():
             if cut:
                 pin["measured"] += f"; window {cut}"
                 cuts.append(f"{name}: [{lo:.4f}, {hi:.4f}] ({cut})")
-            if name in REFUTED:
-                pin["refuted"] = REFUTED[name]
+            if name in NOT_HELD:
+                pin["refuted"] = NOT_HELD[name]
             if cublas_label(t):
                 pin["cublas_path"] = paths.get(shape_key(t), HEURISTIC)
             if tol > CAPS[kind]:

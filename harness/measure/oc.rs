@@ -653,10 +653,46 @@ mod tests {
             ..h200_rule(Kind::Ours)
         };
         let cases = [
-            ("two_ctas_an_sm::decode_m1", 1.0117f64, 0.0027, 0.0045, 0.0022, 0.006, 0.40, 0.80),
-            ("epi_buffers_vs_rung10::long_k", 1.0166, 0.0005, 0.0007, 0.0065, 0.0018, 0.70, 1.0),
-            ("wide_stages::decode_m64", 1.0117, 0.0012, 0.0002, 0.004, 0.002, 0.97, 1.0),
-            ("read_floor::hint::plain::decode_m1", 1.009, 0.0007, 0.0005, 0.0018, 0.0009, 0.97, 1.0),
+            (
+                "two_ctas_an_sm::decode_m1",
+                1.0117f64,
+                0.0027,
+                0.0045,
+                0.0022,
+                0.006,
+                0.40,
+                0.80,
+            ),
+            (
+                "epi_buffers_vs_rung10::long_k",
+                1.0166,
+                0.0005,
+                0.0007,
+                0.0065,
+                0.0018,
+                0.70,
+                1.0,
+            ),
+            (
+                "wide_stages::decode_m64",
+                1.0117,
+                0.0012,
+                0.0002,
+                0.004,
+                0.002,
+                0.97,
+                1.0,
+            ),
+            (
+                "read_floor::hint::plain::decode_m1",
+                1.009,
+                0.0007,
+                0.0005,
+                0.0018,
+                0.0009,
+                0.97,
+                1.0,
+            ),
         ];
         let runs = 2000;
         for (i, (name, ratio, start_sd, process_sd, pair_sd, round_sd, low, high)) in

@@ -135,7 +135,8 @@ impl SustainedCheck {
 pub enum Source {
     /// Written before measuring, with its source: the seed's B200 verdict, a published result, a reason.
     Hypothesis(String),
-    /// A value measured in named reference runs. `refuted` keeps the hypothesis those runs contradicted.
+    /// A value measured in named reference runs. `refuted` keeps the hypothesis those runs contradicted, or could not
+    /// settle at the band (ablations/HYPOTHESES.md H131).
     Pinned {
         runs: Vec<String>,
         measured: String,

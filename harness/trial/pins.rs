@@ -34,7 +34,7 @@ pub struct Pin {
     pub runs: Vec<String>,
     /// What those runs measured, in words.
     pub measured: String,
-    /// The hypothesis the runs refuted, where there was one.
+    /// The hypothesis the runs refuted or could not settle, where there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refuted: Option<String>,
     /// The between-run spread the window was derived from (log scale), and its source.
