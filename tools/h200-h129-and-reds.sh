@@ -17,6 +17,7 @@ W=$OUT/h129-and-reds && mkdir -p "$W/runs"
 export GEMM_ABLATE_RESULTS_DIR=$W/runs
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit \
   --format=csv > "$W/gpu.txt" 2>&1; cat "$W/gpu.txt"
+nvidia-smi -q > "$W/gpu-q.txt" 2>&1; { lscpu; head -3 /proc/meminfo; uname -a; } > "$W/host.txt" 2>&1  # H132
 step() { # SECONDS NAME COMMAND...: run COMMAND with a timeout into NAME.log
   local s=$1 name=$2; shift 2
   fits "$s" "$name" || return 0

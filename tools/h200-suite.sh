@@ -15,6 +15,9 @@ rm -rf "${OUT:?}/runs"
 export GEMM_ABLATE_RESULTS_DIR="$OUT/runs"
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/gpu.txt" 2>&1
+# What might tell two kinds of machine apart (H132: same cubins and driver, decode kernels 2-6% apart): the board's
+# firmware, memory and host, in full.
+nvidia-smi -q > "$OUT/gpu-q.txt" 2>&1; { lscpu; cat /proc/meminfo | head -3; uname -a; } > "$OUT/host.txt" 2>&1
 rc=0
 for arg in ${@:-ablations microbench}; do
   target=${arg%@*}; shard=""; log="$OUT/$target.log"
