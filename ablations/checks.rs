@@ -52,7 +52,8 @@ pub(crate) fn reference_and_dtypes() -> Vec<GpuTrial> {
         .map(DType::E4M3)
         .into_iter()
         .chain([DType::E4M3F16(Scales::Tensor)]);
-    out.extend(fp8.map(|dtype| cpu(dtype).waiting_for_first_run(FP8_FIRST_RUN)));
+    // Ran on the H200 under H129's check at e9f627a (results/h200/e9f627a/reds-again): in the suite since.
+    out.extend(fp8.map(cpu));
     for rung in Rung::ALL {
         out.push(correct(
             &format!("dtype::bf16::{}::square4096", rung.name()),
@@ -64,17 +65,17 @@ pub(crate) fn reference_and_dtypes() -> Vec<GpuTrial> {
     out
 }
 
-/// Why the FP8 trials wait out of the default suite (GpuTrial::waiting): tools/h200-fp8-smoke.sh runs them. They ran
-/// once, at 8fb4f1b (results/h200/8fb4f1b/fp8/), where 6 correctness trials failed a max-error clause that
-/// cuBLASLt's own row-wise result failed too; they join the suite once the check as it now stands (H129) has run.
+/// Why the FP8 sanitizer trials wait out of the default suite (GpuTrial::waiting): tools/h200-h129-and-reds.sh runs
+/// them under compute-sanitizer's memcheck, which has not yet had the time to run. The FP8 correctness trials and
+/// cuBLASLt's FP8 paths against the CPU ran at e9f627a under the check H129 describes (results/h200/e9f627a/
+/// reds-again: 32 FP8 correctness trials and 4 references, all passed) and are in the suite since.
 const FP8_FIRST_RUN: &str =
-    "FP8, issue 40: run once on the H200 (8fb4f1b), waiting for the run of the check H129 describes";
+    "FP8, issue 40: compute-sanitizer memcheck over FP8 has not run yet (tools/h200-h129-and-reds.sh)";
 
 /// FP8 (issue 40): the top rung in each scaling scheme, with and without two-level accumulation, and rung 4 (the
 /// direct epilogue), against the fp32 reference on the dequantized operands; on a whole-tile shape, 777 tokens
 /// (a partial last tile row) and 1000x1000x1008 (partial tiles along N, and a partial last k-block and 128-column
-/// scale block). Correctness only, and each waits for its first run on a GPU (`FP8_FIRST_RUN`): no FP8 timing trial
-/// until these have run on the H200.
+/// scale block). Correctness only; all passed on the H200 at e9f627a (H129).
 pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
     let (tensor, row, block) = (
         DType::E4M3(Scales::Tensor),
@@ -172,27 +173,21 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
             harness::kernel::dispatch::H200_SMS,
             dtype,
         );
-        out.push(
-            correct(
-                &format!("correct::fp8::{}::auto::{s}", dtype.name()),
-                VariantSpec::gemm(label, config),
-                s,
-                dtype,
-            )
-            .waiting_for_first_run(FP8_FIRST_RUN),
-        );
+        out.push(correct(
+            &format!("correct::fp8::{}::auto::{s}", dtype.name()),
+            VariantSpec::gemm(label, config),
+            s,
+            dtype,
+        ));
     }
     for (label, config, dtype, shapes) in variants {
         for s in shapes {
-            out.push(
-                correct(
-                    &format!("correct::fp8::{}::{label}::{s}", dtype.name()),
-                    VariantSpec::gemm(label, config.clone()),
-                    s,
-                    dtype,
-                )
-                .waiting_for_first_run(FP8_FIRST_RUN),
-            );
+            out.push(correct(
+                &format!("correct::fp8::{}::{label}::{s}", dtype.name()),
+                VariantSpec::gemm(label, config.clone()),
+                s,
+                dtype,
+            ));
         }
     }
     out
