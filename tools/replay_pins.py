@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Committed whole-suite runs judged against the pins as they stand now (pins/h200.json), as the suite would judge
+them (harness/trial/expect.rs `ratio_near`: the estimate inside the window and the interval's half-width within
+the tolerance; `EffectNear` also keeps the effect's side). A trial whose pin the run helped build is not judged;
+a trial whose expectation is a hypothesis keeps the verdict the run gave it. With kernels unchanged between the
+runs, every red is a false red: the count per run is the measured rate issue 37 asks to keep under 0.5. Writes
+nothing.
+
+Usage, from the repository root: python3 tools/replay_pins.py COMMIT... (each results/h200/COMMIT/suite/runs/)
+"""
+import glob
+import json
+import lzma
+import math
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load(path):
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
+        return json.load(f)
+
+
+def judge(pin, estimate):
+    kind, want = next(iter(pin["expect"].items()))
+    ratio, tol = want["ratio"], want["tolerance"]
+    lo, hi = ratio / (1 + tol), ratio * (1 + tol)
+    lo_ci, hi_ci = estimate["ci"]
+    ok = lo <= estimate["ratio"] <= hi and math.log(hi_ci / lo_ci) / 2 <= math.log1p(tol)
+    if kind == "EffectNear":
+        ok = ok and (hi_ci < 1 if ratio < 1 else lo_ci > 1)
+    return ok, f"{estimate['ratio']:.4f} [{lo_ci:.4f}, {hi_ci:.4f}] against [{lo:.4f}, {hi:.4f}]"
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    pins = {p["trial"]: p for p in load(os.path.join(ROOT, "pins", "h200.json"))["pins"]}
+    for commit in sys.argv[1:]:
+        paths = sorted(glob.glob(os.path.join(ROOT, "results", "h200", commit, "suite", "runs", "*.json*")))
+        judged, reds, skipped = 0, [], 0
+        for path in paths:
+            if "summary" in path:
+                continue
+            name = os.path.relpath(path, os.path.join(ROOT, "results", "h200")).split(".json")[0]
+            for t in load(path)["trials"]:
+                pin, c = pins.get(t["name"]), t.get("comparison")
+                if pin and name in pin["runs"]:
+                    skipped += 1
+                    continue
+                if pin and "expect" in pin and next(iter(pin["expect"])) in ("RatioNear", "EffectNear"):
+                    if not c or "estimate" not in c:
+                        continue
+                    ok, seen = judge(pin, c["estimate"])
+                elif isinstance(t["expectation"]["source"], dict) and "Hypothesis" in t["expectation"]["source"]:
+                    ok, seen = t["passed"], "its hypothesis, as the run judged it"
+                else:
+                    continue
+                judged += 1
+                if not ok:
+                    reds.append(f"{t['name']}: {seen}")
+        print(f"{commit}: {len(reds)} red of {judged} judged ({skipped} left out: the run built their pin)")
+        for r in reds:
+            print(f"    {r}")
+
+
+if __name__ == "__main__":
+    main()
