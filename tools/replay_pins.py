@@ -6,7 +6,9 @@ a trial whose expectation is a hypothesis keeps the verdict the run gave it. Wit
 runs, every red is a false red: the count per run is the measured rate issue 37 asks to keep under 0.5. Writes
 nothing.
 
-Usage, from the repository root: python3 tools/replay_pins.py COMMIT... (each results/h200/COMMIT/suite/runs/)
+Usage, from the repository root: python3 tools/replay_pins.py [--margins] COMMIT... (each
+results/h200/COMMIT/suite/runs/). --margins also prints how much of its window's half-width each judged ratio
+used (how near a run sat to going red: H132).
 """
 import glob
 import json
@@ -31,16 +33,19 @@ def judge(pin, estimate):
     ok = lo <= estimate["ratio"] <= hi and math.log(hi_ci / lo_ci) / 2 <= math.log1p(tol)
     if kind == "EffectNear":
         ok = ok and (hi_ci < 1 if ratio < 1 else lo_ci > 1)
-    return ok, f"{estimate['ratio']:.4f} [{lo_ci:.4f}, {hi_ci:.4f}] against [{lo:.4f}, {hi:.4f}]"
+    used = abs(math.log(estimate["ratio"] / ratio)) / math.log1p(tol)
+    return ok, used, f"{estimate['ratio']:.4f} [{lo_ci:.4f}, {hi_ci:.4f}] against [{lo:.4f}, {hi:.4f}]"
 
 
 def main():
-    if len(sys.argv) < 2:
+    margins = "--margins" in sys.argv
+    commits = [a for a in sys.argv[1:] if a != "--margins"]
+    if not commits:
         sys.exit(__doc__)
     pins = {p["trial"]: p for p in load(os.path.join(ROOT, "pins", "h200.json"))["pins"]}
-    for commit in sys.argv[1:]:
+    for commit in commits:
         paths = sorted(glob.glob(os.path.join(ROOT, "results", "h200", commit, "suite", "runs", "*.json*")))
-        judged, reds, skipped = 0, [], 0
+        judged, reds, skipped, used = 0, [], 0, []
         for path in paths:
             if "summary" in path:
                 continue
@@ -53,7 +58,8 @@ def main():
                 if pin and "expect" in pin and next(iter(pin["expect"])) in ("RatioNear", "EffectNear"):
                     if not c or "estimate" not in c:
                         continue
-                    ok, seen = judge(pin, c["estimate"])
+                    ok, u, seen = judge(pin, c["estimate"])
+                    used.append((u, t["name"]))
                 elif isinstance(t["expectation"]["source"], dict) and "Hypothesis" in t["expectation"]["source"]:
                     ok, seen = t["passed"], "its hypothesis, as the run judged it"
                 else:
@@ -64,6 +70,11 @@ def main():
         print(f"{commit}: {len(reds)} red of {judged} judged ({skipped} left out: the run built their pin)")
         for r in reds:
             print(f"    {r}")
+        if margins and used:
+            used.sort(reverse=True)
+            print(f"    of {len(used)} pinned ratios, {sum(u > 0.8 for u, _ in used)} used more than 0.8 of their "
+                  f"window's half-width, {sum(u > 0.6 for u, _ in used)} more than 0.6; the nearest: "
+                  + ", ".join(f"{n} {u:.2f}" for u, n in used[:3]))
 
 
 if __name__ == "__main__":
