@@ -12,6 +12,10 @@ pub struct TimingSettings {
     pub target_batch_ms: f64,
     /// Warm-up before the first round: the card must leave idle clocks first.
     pub warmup_ms: f64,
+    /// Warm-up before the first round in a kept worker process whose card is already at its working clock
+    /// (ablations/HYPOTHESES.md H133): the previous worker's batches ran a few tens of milliseconds before.
+    #[serde(default = "TimingSettings::before_kept_warmup")]
+    pub kept_warmup_ms: f64,
     /// Warm-up of every round on its fresh operands.
     pub round_warmup_ms: f64,
     /// Batches wait behind a stream hold until the host has enqueued them (gpu/hold.rs, H94). Off by default until a
@@ -25,9 +29,17 @@ impl Default for TimingSettings {
         TimingSettings {
             target_batch_ms: 3.0,
             warmup_ms: 300.0,
+            kept_warmup_ms: 100.0,
             round_warmup_ms: 40.0,
             hold_batches: false,
         }
+    }
+}
+
+impl TimingSettings {
+    /// Records written before H133 warmed up every worker for `warmup_ms`, 300 ms then.
+    fn before_kept_warmup() -> f64 {
+        300.0
     }
 }
 
@@ -144,7 +156,7 @@ fn default_rounds_per_process() -> usize {
 }
 
 /// The variables the harness reads, with what they mean (the README's settings table says the same).
-pub const KNOWN: [(&str, &str); 31] = [
+pub const KNOWN: [(&str, &str); 32] = [
     (
         "GEMM_ABLATE_BAND",
         "half-width of the no-change band (0.02)",
@@ -184,7 +196,11 @@ pub const KNOWN: [(&str, &str); 31] = [
     ("GEMM_ABLATE_BATCH_MS", "batch length in ms (3)"),
     (
         "GEMM_ABLATE_WARMUP_MS",
-        "warm-up before the first round in ms (400)",
+        "warm-up before the first round in ms (300)",
+    ),
+    (
+        "GEMM_ABLATE_KEPT_WARMUP_MS",
+        "that warm-up in a kept worker process whose card is already at 90% of its top clock or more, in ms (100; H133)",
     ),
     (
         "GEMM_ABLATE_ROUND_WARMUP_MS",
@@ -456,6 +472,13 @@ impl Settings {
                 nonneg,
                 "a number >= 0",
             )?,
+            kept_warmup_ms: parse(
+                vars,
+                "GEMM_ABLATE_KEPT_WARMUP_MS",
+                dt.kept_warmup_ms,
+                nonneg,
+                "a number >= 0",
+            )?,
             round_warmup_ms: parse(
                 vars,
                 "GEMM_ABLATE_ROUND_WARMUP_MS",
@@ -688,6 +711,24 @@ mod tests {
                 .to_string();
             assert!(e.contains(name) && e.contains(words), "{e}");
         }
+    }
+
+    /// H133: the short first warm-up of a kept worker is its own setting, never longer than the full one, and a
+    /// record written before it reads as having warmed up for the full 300 ms.
+    #[test]
+    fn a_kept_workers_warm_up_is_read_and_old_records_read_as_the_full_one() {
+        let s = Settings::from_vars(&vars(&[("GEMM_ABLATE_KEPT_WARMUP_MS", "300")])).unwrap();
+        assert_eq!(s.timing.kept_warmup_ms, 300.0);
+        assert_eq!(Settings::default().timing.kept_warmup_ms, 100.0);
+        let e = Settings::from_vars(&vars(&[("GEMM_ABLATE_KEPT_WARMUP_MS", "-1")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GEMM_ABLATE_KEPT_WARMUP_MS"), "{e}");
+        let old: TimingSettings = serde_json::from_str(
+            r#"{"target_batch_ms": 3.0, "warmup_ms": 300.0, "round_warmup_ms": 40.0}"#,
+        )
+        .unwrap();
+        assert_eq!(old.kept_warmup_ms, 300.0);
     }
 
     #[test]

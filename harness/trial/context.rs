@@ -17,6 +17,9 @@ pub(crate) struct TrialContext<'g> {
     /// When the job started, and the phases marked since (`mark`).
     pub(crate) started: std::time::Instant,
     pub(crate) phases: std::sync::Mutex<Vec<(String, f64)>>,
+    /// A kept worker found the card at its working clock when the job came (H133): the first warm-up is
+    /// `kept_warmup_ms`.
+    pub(crate) card_warm: bool,
 }
 
 impl TrialContext<'_> {
