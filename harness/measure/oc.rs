@@ -652,66 +652,68 @@ mod tests {
             precision_processes: 6,
             ..h200_rule(Kind::Ours)
         };
+        // A trial's truth and spreads (log scale), and the range its simulated "no change" rate must land in.
+        struct Case {
+            name: &'static str,
+            ratio: f64,
+            start_sd: f64,
+            process_sd: f64,
+            pair_sd: f64,
+            round_sd: f64,
+            no_change: std::ops::RangeInclusive<f64>,
+        }
+        let case =
+            |name, ratio, [start_sd, process_sd, pair_sd, round_sd]: [f64; 4], no_change| Case {
+                name,
+                ratio,
+                start_sd,
+                process_sd,
+                pair_sd,
+                round_sd,
+                no_change,
+            };
         let cases = [
-            (
+            case(
                 "two_ctas_an_sm::decode_m1",
-                1.0117f64,
-                0.0027,
-                0.0045,
-                0.0022,
-                0.006,
-                0.40,
-                0.80,
+                1.0117,
+                [0.0027, 0.0045, 0.0022, 0.006],
+                0.40..=0.80,
             ),
-            (
+            case(
                 "epi_buffers_vs_rung10::long_k",
                 1.0166,
-                0.0005,
-                0.0007,
-                0.0065,
-                0.0018,
-                0.70,
-                1.0,
+                [0.0005, 0.0007, 0.0065, 0.0018],
+                0.70..=1.0,
             ),
-            (
+            case(
                 "wide_stages::decode_m64",
                 1.0117,
-                0.0012,
-                0.0002,
-                0.004,
-                0.002,
-                0.97,
-                1.0,
+                [0.0012, 0.0002, 0.004, 0.002],
+                0.97..=1.0,
             ),
-            (
+            case(
                 "read_floor::hint::plain::decode_m1",
                 1.009,
-                0.0007,
-                0.0005,
-                0.0018,
-                0.0009,
-                0.97,
-                1.0,
+                [0.0007, 0.0005, 0.0018, 0.0009],
+                0.97..=1.0,
             ),
         ];
         let runs = 2000;
-        for (i, (name, ratio, start_sd, process_sd, pair_sd, round_sd, low, high)) in
-            cases.into_iter().enumerate()
-        {
+        for (i, c) in cases.into_iter().enumerate() {
             let mut rng = Rng::new(3100 + i as u64);
             let mut no_change = 0;
             for run in 0..runs {
-                let truth = (ratio.ln() + rng.normal() * start_sd).exp();
+                let truth = (c.ratio.ln() + rng.normal() * c.start_sd).exp();
                 let scenario = ProcessScenario {
-                    rounds: Scenario::normal(truth, pair_sd, round_sd),
-                    process_sd,
+                    rounds: Scenario::normal(truth, c.pair_sd, c.round_sd),
+                    process_sd: c.process_sd,
                 };
                 let r = simulate_processes(&rule, scenario, 1, 31_000 + 10_000 * i as u64 + run);
                 no_change += usize::from(r.rates.no_change > 0.0);
             }
             let rate = no_change as f64 / runs as f64;
-            println!("{name}: no change in {rate:.3} of {runs} runs");
-            assert!((low..=high).contains(&rate), "{name}: {rate}");
+            println!("{}: no change in {rate:.3} of {runs} runs", c.name);
+            assert!(c.no_change.contains(&rate), "{}: {rate}", c.name);
         }
     }
 
