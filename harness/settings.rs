@@ -200,7 +200,7 @@ pub const KNOWN: [(&str, &str); 32] = [
     ),
     (
         "GEMM_ABLATE_KEPT_WARMUP_MS",
-        "that warm-up in a kept worker process whose card is already at 90% of its top clock or more, in ms (100; H133)",
+        "that warm-up in a kept worker process whose card is still at half its top clock or more, in ms (100; H133)",
     ),
     (
         "GEMM_ABLATE_ROUND_WARMUP_MS",
