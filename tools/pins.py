@@ -100,6 +100,15 @@ UNSETTLED = {
 NOT_HELD = {**REFUTED, **UNSETTLED}
 HEURISTIC = "cublasLt[algo 0]"
 RATIO_KINDS = ("RatioNear", "EffectNear", "Verdict")
+# H134: the second kind of machine runs cuBLAS's decode path faster for every comparison against it at a decode
+# shape. Each such window is joined with itself moved by the family's shift: the mean, over the family's pinned
+# ratios outside MACHINE_DEPENDENT, of the second kind's log ratios (OTHER_MACHINE_RUNS, passed or not) over the
+# first kind's pin.
+SHIFTED_FAMILY = "comparisons against cuBLAS at a decode shape"
+
+
+def in_shifted_family(name, kind):
+    return kind == "cublas" and "decode" in name and name not in MACHINE_DEPENDENT
 
 
 def read_run(name):
@@ -176,6 +185,7 @@ def gather(suite, paths):
     ref_name, _, ref = runs[-1]
     pinned = {}
     left_out = defaultdict(list)
+    other_kind = defaultdict(list)
     for name, t in ref.items():
         src = t["expectation"]["source"]
         if not (isinstance(src, dict) and "Pinned" in src) and name not in NOT_HELD:
@@ -194,6 +204,10 @@ def gather(suite, paths):
                 continue
             other_machine = run_name in OTHER_MACHINE_RUNS
             if other_machine and name not in MACHINE_DEPENDENT:
+                obs = r["observed"]
+                c = obs.get("Compared") if isinstance(obs, dict) else None
+                if c:
+                    other_kind[name].append(math.log(c["ratio"]))
                 continue
             if not r["passed"] and not other_machine:
                 left_out[name].append(f"{run_name}: failed its expectation then")
@@ -201,7 +215,7 @@ def gather(suite, paths):
             obs = r["observed"]
             c = obs.get("Compared") if isinstance(obs, dict) else None
             pinned[name].append((run_name, c and math.log(c["ratio"]), c and c["ratio"], c and c["verdict"]))
-    return ref_name, ref, pinned, left_out
+    return ref_name, ref, pinned, left_out, other_kind
 
 
 def main():
@@ -225,7 +239,7 @@ def main():
     # Priors per kind from every trial measured in two runs or more, both suites together.
     by_kind = defaultdict(list)
     kinds = {}
-    for suite, (_, _, ref, pinned, _) in per_suite.items():
+    for suite, (_, _, ref, pinned, _, _) in per_suite.items():
         for name, rows in pinned.items():
             t = ref[name]
             if kind_of(t["expectation"]["expect"]) not in RATIO_KINDS:
@@ -247,11 +261,27 @@ def main():
         }
         report.append(f"kind {k}: pooled sd {100 * sd:.2f}% from {len(by_kind[k])} trials, {dfs} df")
 
+    # H134: the family's shift on the second kind of machine, over its first kind's pins.
+    moves = []
+    for suite, (_, _, ref, pinned, _, other_kind) in per_suite.items():
+        for name, rows in pinned.items():
+            if name in kinds and in_shifted_family(name, kinds[name]) and rows and other_kind[name]:
+                m = sum(x for _, x, _, _ in rows) / len(rows)
+                moves += [x - m for x in other_kind[name]]
+    shift = sum(moves) / len(moves) if moves else 0.0
+    shift_sd = math.sqrt(sum((d - shift) ** 2 for d in moves) / (len(moves) - 1)) if len(moves) > 1 else 0.0
+    family_shift = {
+        "family": SHIFTED_FAMILY, "log_shift": shift, "sd": shift_sd, "ratios": len(moves),
+        "runs": list(OTHER_MACHINE_RUNS), "why": "ablations/HYPOTHESES.md H134",
+    }
+    report.append(f"H134: {SHIFTED_FAMILY} move by {100 * shift:+.2f}% on the second kind "
+                  f"({len(moves)} ratios, sd {100 * shift_sd:.2f}%)")
+
     spans = []
     cuts = []
     wide = []
     missing = []
-    for suite, (paths, ref_name, ref, pinned, left_out) in per_suite.items():
+    for suite, (paths, ref_name, ref, pinned, left_out, _) in per_suite.items():
         for name in sorted(pinned):
             t = ref[name]
             old = t["expectation"]
@@ -287,6 +317,7 @@ def main():
                         loo_red += 1
                         report.append(f"leave-one-out red: {name} run {rows[j][0]} {rows[j][2]:.4f} "
                                       f"against {math.exp(m):.4f} +-{100 * (math.exp(w) - 1):.2f}%")
+            first_kind_mean = None
             if name in MACHINE_DEPENDENT:
                 # One window over both kinds of machine: from the lower edge of one kind's window to the upper edge
                 # of the other's, each as a pin of that kind's runs alone would have it.
@@ -296,6 +327,11 @@ def main():
                 m, w, s = (lo_log + hi_log) / 2, (hi_log - lo_log) / 2, max(gs for _, _, gs in edges)
             else:
                 m, w, s = window(xs, floors[kind])
+                first_kind_mean = m
+                if in_shifted_family(name, kind):
+                    # The first kind's window joined with itself moved by the family's shift (H134).
+                    lo_log, hi_log = m - w + min(shift, 0.0), m + w + max(shift, 0.0)
+                    m, w = (lo_log + hi_log) / 2, (hi_log - lo_log) / 2
             ratio, tol = math.exp(m), math.exp(w) - 1
             lo, hi = ratio / (1 + tol), ratio * (1 + tol)
             cut = None
@@ -324,7 +360,8 @@ def main():
                 "runs": [f for rn, *_ in rows for n2, files in PIN_RUNS[suite] if n2 == rn for f in files
                          if name in load_cache(f)],
                 "measured": ", ".join(f"{r:.4f} ({rn}, {v})" for rn, _, r, v in rows)
-                + (f"; geometric mean {math.exp(m):.4f} over {len(rows)} runs" if name not in MACHINE_DEPENDENT else
+                + (f"; geometric mean {math.exp(first_kind_mean):.4f} over {len(rows)} runs"
+                   if name not in MACHINE_DEPENDENT else
                    "; the window spans each kind of machine's: " + ", ".join(
                        f"{math.exp(gm):.4f} +-{100 * (math.exp(gw) - 1):.1f}% over {len(g)} runs"
                        for g, (gm, gw, _) in zip([g for g in groups if g], edges)))
@@ -339,6 +376,13 @@ def main():
                 pin["refuted"] = NOT_HELD[name]
             if name in MACHINE_DEPENDENT:
                 pin["measured"] += f"; depends on the machine (H132): {MACHINE_DEPENDENT[name]}"
+            if in_shifted_family(name, kind):
+                # The family's shift was measured on these runs too: they built this window, and a replay leaves
+                # them out.
+                pin["runs"] += [f for n2, files in PIN_RUNS[suite] if n2 in OTHER_MACHINE_RUNS for f in files
+                                if name in load_cache(f)]
+                pin["measured"] += (f"; the window joined with itself moved {100 * shift:+.2f}%, the shift of "
+                                    f"{SHIFTED_FAMILY} on the second kind of machine (H134)")
             if cublas_label(t):
                 pin["cublas_path"] = paths.get(shape_key(t), HEURISTIC)
             if tol > CAPS[kind]:
@@ -372,6 +416,7 @@ def main():
             "z": Z,
             "caps": CAPS,
             "leave_one_out": {"judged": loo_total, "red": loo_red},
+            "second_kind_shift": family_shift,
             "pin_runs": {s: [n for n, _ in r] for s, r in PIN_RUNS.items()},
         },
         "spreads": spreads,
