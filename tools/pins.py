@@ -48,8 +48,8 @@ PIN_RUNS = {
 # Runs on the second kind of H200 machine the lender hands out (ablations/HYPOTHESES.md H132): the first four pin
 # runs were all on machines where the skinny ring kernel takes 41.1-41.2 us at decode_m1; on 8fb4f1b's two machines
 # and e9f627a's (GPU-74a5ba81) it takes 38.6-38.7 us and cuBLAS's decode path 2-4% less, with the same cubins and
-# driver. They count only towards the trials in MACHINE_DEPENDENT, failures against a pin included (the cause
-# named; docs/pinning.md), and stay out of the kinds' priors, so no other window moves.
+# driver. Their runs count towards the trials in MACHINE_DEPENDENT, failures against a pin included (the cause
+# named; docs/pinning.md), and towards SHIFTED_FAMILY's one shift (H134); they stay out of the kinds' priors.
 OTHER_MACHINE_RUNS = ("8fb4f1b", "e9f627a")
 # Trials that went red on the second kind of machine against a pin built on the first alone, where what moved is
 # a kernel's own time on that machine: trial -> the measurement.
