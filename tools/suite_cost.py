@@ -45,7 +45,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     phase_time = collections.Counter()
-    phased_workers = 0
+    phased_workers = short_warm_ups = 0
     opened = {False: [], True: []}
     kinds = collections.Counter()
     counts = collections.Counter()
@@ -68,6 +68,7 @@ def main():
                 workers[worker].append((phase, at))
             for marks in workers.values():
                 phased_workers += 1
+                short_warm_ups += any(phase.startswith("short warm-up") for phase, _ in marks)
                 before = 0.0
                 for phase, at in marks:
                     phase_time[phase] += at - before
@@ -104,12 +105,14 @@ def main():
         ]:
             per = part / max(processes, 1)
             print(f"  {part:>7.0f} s {label}: {per:.2f} s a process")
-    print_phases(phase_time, phased_workers, opened)
+    print_phases(phase_time, phased_workers, opened, short_warm_ups)
 
 
-def print_phases(phase_time, workers, opened):
+def print_phases(phase_time, workers, opened, short_warm_ups):
     if not workers:
         return
+    print(f"{short_warm_ups} of {workers} workers took the short first warm-up (a kept process, the card at its "
+          f"working clock: H133)")
     for kept, label in [(False, "opened the GPU"), (True, "found it open (a kept process, H119)")]:
         if opened[kept]:
             times = sorted(opened[kept])

@@ -284,7 +284,7 @@ fn compare_in_rounds(
                 if ctx.card_warm {
                     // H133: an empty phase right after, so that the phases' times stay as they were and a record
                     // says its worker took the short warm-up.
-                    ctx.mark("short warm-up: the card at its working clock");
+                    ctx.mark("short warm-up (the card at its working clock, H133)");
                 }
             }
             let where_ = RoundOperands {
