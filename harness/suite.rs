@@ -628,6 +628,8 @@ fn choose_devices(settings: &Settings) -> std::result::Result<Vec<device::GpuSea
 enum Skip {
     Arch(String),
     PinnedElsewhere(String),
+    /// Its expectation is about another GPU model (a hypothesis file's `gpu`).
+    AboutOtherGpu(String),
     /// It waits for its first run on a GPU (GpuTrial::waiting), and GEMM_ABLATE_FIRST_RUNS is not 1.
     Waiting(String),
 }
@@ -635,7 +637,10 @@ enum Skip {
 impl Skip {
     fn reason(&self) -> &str {
         match self {
-            Skip::Arch(why) | Skip::PinnedElsewhere(why) | Skip::Waiting(why) => why,
+            Skip::Arch(why)
+            | Skip::PinnedElsewhere(why)
+            | Skip::AboutOtherGpu(why)
+            | Skip::Waiting(why) => why,
         }
     }
 
@@ -652,11 +657,19 @@ impl Skip {
 fn skip_on(
     job: &Job,
     expectation: &Expectation,
+    about: Option<&str>,
     gpu: &device::DeviceInfo,
     pinned_on: Option<&str>,
 ) -> Option<Skip> {
     if let Some(why) = job.refused_by(&gpu.name, gpu.compute_capability) {
         return Some(Skip::Arch(format!("skipped: {why}")));
+    }
+    if let Some(model) = about.filter(|m| *m != gpu.name) {
+        return Some(Skip::AboutOtherGpu(format!(
+            "skipped: its hypothesis is about the {model} (its file's `gpu`), and this GPU is the {}: write one \
+             for this GPU, or leave `gpu` out for any GPU",
+            gpu.name
+        )));
     }
     let pinned = matches!(
         expectation.source,
@@ -698,6 +711,7 @@ fn print_not_run(
         let arch = count(|s| matches!(s, Skip::Arch(_)));
         let waiting = count(|s| matches!(s, Skip::Waiting(_)));
         let pinned = count(|s| matches!(s, Skip::PinnedElsewhere(_)));
+        let about_other = count(|s| matches!(s, Skip::AboutOtherGpu(_)));
         if arch > 0 {
             not_run.push(format!(
                 "{arch} GPU trials whose kernels this GPU ({}, sm_{}{}) cannot run (the ladder's need sm_90a)",
@@ -708,6 +722,11 @@ fn print_not_run(
             not_run.push(format!(
                 "{pinned} GPU trials pinned on another GPU model ({}: pin them on this one, docs/pinning.md)",
                 crate::trial::pins::PIN_FILE
+            ));
+        }
+        if about_other > 0 {
+            not_run.push(format!(
+                "{about_other} GPU trials whose hypothesis file names another GPU model (its `gpu` field)"
             ));
         }
         if waiting > 0 {
@@ -918,14 +937,18 @@ pub fn main(suite: &str, gpu_trials: Vec<GpuTrial>, cpu_trials: Vec<Trial>) -> E
             job,
             expectation,
             waiting,
+            gpu: about,
             ..
         } = t;
         let skip = match available.as_ref() {
-            Ok(Some(info)) => {
-                skip_on(&job, &expectation, info, pinned_on.as_deref()).or_else(|| {
-                    Skip::waiting(waiting.as_deref(), crate::settings::first_runs_included())
-                })
-            }
+            Ok(Some(info)) => skip_on(
+                &job,
+                &expectation,
+                about.as_deref(),
+                info,
+                pinned_on.as_deref(),
+            )
+            .or_else(|| Skip::waiting(waiting.as_deref(), crate::settings::first_runs_included())),
             _ => None,
         };
         if let Some(s) = skip
@@ -1149,7 +1172,8 @@ mod tests {
             gpu("NVIDIA B200", (10, 0)),
         );
         let ladder = compare(VariantSpec::Cublas, top.clone());
-        let skip = |job: &Job, on: &DeviceInfo| skip_on(job, &hypothesis, on, Some("NVIDIA H200"));
+        let skip =
+            |job: &Job, on: &DeviceInfo| skip_on(job, &hypothesis, None, on, Some("NVIDIA H200"));
         assert_eq!(
             skip(&ladder, &l40s),
             Some(Skip::Arch(
@@ -1176,7 +1200,7 @@ mod tests {
     fn a_pinned_trial_runs_only_on_the_gpu_model_it_was_pinned_on() {
         let job = compare(VariantSpec::Cublas, VariantSpec::Cublas);
         let pinned = crate::trial::pins::pinned();
-        let on = |g: &DeviceInfo| skip_on(&job, &pinned, g, Some("NVIDIA H200"));
+        let on = |g: &DeviceInfo| skip_on(&job, &pinned, None, g, Some("NVIDIA H200"));
         assert_eq!(on(&gpu("NVIDIA H200", (9, 0))), None);
         let why = on(&gpu("NVIDIA H100 80GB HBM3", (9, 0))).unwrap();
         assert!(matches!(why, Skip::PinnedElsewhere(_)));
@@ -1191,7 +1215,41 @@ mod tests {
         // A hypothesis is a statement about kernels, not a figure of one GPU: it runs wherever its kernels do.
         let hypothesis = Expectation::hypothesis(Expect::Verdict(Verdict::NoChange), "a reason");
         let l4 = gpu("NVIDIA L4", (8, 9));
-        assert_eq!(skip_on(&job, &hypothesis, &l4, Some("NVIDIA H200")), None);
+        assert_eq!(
+            skip_on(&job, &hypothesis, None, &l4, Some("NVIDIA H200")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_hypothesis_about_one_gpu_model_runs_only_there_and_says_why() {
+        let job = compare(VariantSpec::Cublas, VariantSpec::Cublas);
+        let hypothesis = Expectation::hypothesis(Expect::Verdict(Verdict::NoChange), "a reason");
+        let (h100, h200) = (
+            gpu("NVIDIA H100 80GB HBM3", (9, 0)),
+            gpu("NVIDIA H200", (9, 0)),
+        );
+        let about_h200 =
+            |on: &DeviceInfo| skip_on(&job, &hypothesis, Some("NVIDIA H200"), on, None);
+        assert_eq!(about_h200(&h200), None);
+        let why = about_h200(&h100).unwrap();
+        assert!(matches!(why, Skip::AboutOtherGpu(_)));
+        assert!(
+            why.reason().contains("about the NVIDIA H200")
+                && why
+                    .reason()
+                    .contains("this GPU is the NVIDIA H100 80GB HBM3"),
+            "{}",
+            why.reason()
+        );
+        // A kernel the GPU cannot run is the first reason given.
+        let ladder = compare(
+            VariantSpec::Cublas,
+            VariantSpec::gemm("rung10", Rung::top().config()),
+        );
+        let l4 = gpu("NVIDIA L4", (8, 9));
+        let first = skip_on(&ladder, &hypothesis, Some("NVIDIA H200"), &l4, None);
+        assert!(matches!(first, Some(Skip::Arch(_))), "{first:?}");
     }
 
     #[test]

@@ -34,6 +34,10 @@ struct RawHypothesis {
     #[serde(default)]
     expect_ratio: Option<Vec<f64>>,
     reason: String,
+    /// The GPU model the expectation is about, as `nvidia-smi` names it ("NVIDIA H200"), where it was drawn from
+    /// that model's measurements: on another model its trials are skipped with the reason. Absent: any GPU.
+    #[serde(default)]
+    gpu: Option<String>,
 }
 
 /// A file that could not become trials: one failing trial, named after the file.
@@ -241,6 +245,16 @@ pub fn trials_from_text(path: &Path, text: &str) -> Result<Vec<GpuTrial>> {
             ));
         }
     }
+    let gpu = match raw.gpu.as_deref().map(str::trim) {
+        Some("") => {
+            return Err(at(
+                "gpu",
+                "name the GPU model as nvidia-smi does (\"NVIDIA H200\"), or leave the field out for any GPU"
+                    .into(),
+            ))
+        }
+        other => other.map(str::to_string),
+    };
     let why = format!(
         "{} ({}, written {}: {})",
         raw.reason.trim(),
@@ -263,7 +277,7 @@ pub fn trials_from_text(path: &Path, text: &str) -> Result<Vec<GpuTrial>> {
                     format!("`{c}` on {}: {}", shape.name, inner(&e)),
                 )
             })?;
-            trials.push(GpuTrial::new(
+            let trial = GpuTrial::new(
                 format!("hypothesis::{stem}::{}::{}", c.trim(), shape.name),
                 Job::Compare {
                     baseline: baseline.clone(),
@@ -272,7 +286,11 @@ pub fn trials_from_text(path: &Path, text: &str) -> Result<Vec<GpuTrial>> {
                     dtype,
                 },
                 Expectation::hypothesis(expect.clone(), why.clone()),
-            ));
+            );
+            trials.push(match &gpu {
+                Some(model) => trial.about_gpu(model),
+                None => trial,
+            });
         }
     }
     Ok(trials)
@@ -370,6 +388,13 @@ reason = "a test"
             panic!("a comparison");
         };
         assert!(baseline.name().starts_with("auto"), "{}", baseline.name());
+        // Without `gpu` a hypothesis is about any GPU; with it, about that model only.
+        assert!(trials.iter().all(|t| t.gpu.is_none()));
+        let scoped =
+            trials_from_text(path, &format!("{GOOD}gpu = \"NVIDIA H100 80GB HBM3\"\n")).unwrap();
+        assert!(scoped
+            .iter()
+            .all(|t| t.gpu.as_deref() == Some("NVIDIA H100 80GB HBM3")));
     }
 
     #[test]
@@ -410,6 +435,7 @@ reason = "a test"
                 "\"cublas\"",
                 "candidates[1]: `ext:mma_tile:BM=64,BN=64` is listed twice",
             ),
+            ("gpu", "reason = \"a test\"", "gpu: name the GPU model"),
         ];
         let replacement = |case: &str| -> (&str, String) {
             match case {
@@ -430,6 +456,10 @@ reason = "a test"
                 "ratio" => ("expect = \"no change\"", "expect_ratio = [3.0, 1.5]".into()),
                 "date" => ("2026-12-03", "yesterday".into()),
                 "twice" => ("\"cublas\"", "\"ext:mma_tile:BM=64,BN=64\"".into()),
+                "gpu" => (
+                    "reason = \"a test\"",
+                    "reason = \"a test\"\ngpu = \" \"".into(),
+                ),
                 _ => unreachable!(),
             }
         };

@@ -372,6 +372,9 @@ pub struct GpuTrial {
     /// GEMM_ABLATE_FIRST_RUNS=1, so that code no GPU has run yet cannot turn the whole suite red before anyone has
     /// seen it work (docs/running.md). None: an ordinary trial.
     pub waiting: Option<String>,
+    /// The GPU model its expectation is about, where it was drawn from that model's measurements (a hypothesis
+    /// file's `gpu`): on another model the trial is skipped with that reason. None: any GPU.
+    pub gpu: Option<String>,
 }
 
 impl GpuTrial {
@@ -382,12 +385,18 @@ impl GpuTrial {
             expectation,
             deadline_s: None,
             waiting: None,
+            gpu: None,
         }
     }
 
     /// This trial waits for its first run on a GPU, for the reason given (`waiting`).
     pub fn waiting_for_first_run(mut self, why: impl Into<String>) -> GpuTrial {
         self.waiting = Some(why.into());
+        self
+    }
+    /// This trial's expectation is about one GPU model (`gpu`), as `nvidia-smi` names it.
+    pub fn about_gpu(mut self, model: impl Into<String>) -> GpuTrial {
+        self.gpu = Some(model.into());
         self
     }
     pub fn with_deadline_s(mut self, seconds: f64) -> GpuTrial {
