@@ -576,6 +576,24 @@ reason = "a test"
 
     /// The worked example as a user brings it: the manifest, the kernel and a hypothesis file copied into a
     /// folder outside the repository, with no harness edit: it loads as trials and builds through NVRTC.
+    /// The README's hypothesis file, as a newcomer copies it, becomes its trial.
+    #[test]
+    fn the_readme_hypothesis_file_loads() {
+        let readme =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+                .unwrap();
+        let (_, rest) = readme
+            .split_once("```toml\n")
+            .expect("the README shows a hypothesis file");
+        let (file, _) = rest.split_once("```").unwrap();
+        let trials = trials_from_text(Path::new("hypotheses/raster_prefill.toml"), file).unwrap();
+        let names: Vec<&str> = trials.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["hypothesis::raster_prefill::rung8:raster=upto8::prefill_attn_out"]
+        );
+    }
+
     #[test]
     fn the_worked_example_builds_from_a_scratch_folder() {
         let dir = scratch_folder("bring-your-kernel");
