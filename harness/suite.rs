@@ -1212,7 +1212,8 @@ mod tests {
             "{}",
             why.reason()
         );
-        // A hypothesis is a statement about kernels, not a figure of one GPU: it runs wherever its kernels do.
+        // A hypothesis is a statement about kernels, not a figure of one GPU: unless it names the GPU model it is
+        // about (a file's `gpu`), it runs wherever its kernels do.
         let hypothesis = Expectation::hypothesis(Expect::Verdict(Verdict::NoChange), "a reason");
         let l4 = gpu("NVIDIA L4", (8, 9));
         assert_eq!(
