@@ -25,6 +25,8 @@ pub mod trial;
 pub mod when;
 
 #[cfg(test)]
+mod doc_paths_tests;
+#[cfg(test)]
 mod layering_tests;
 #[cfg(test)]
 mod validation_tests;
