@@ -1070,6 +1070,14 @@ mod tests {
     use crate::trial::job::{Job, VariantSpec};
     use std::sync::Arc;
 
+    /// A skip's reason says each of `parts`.
+    fn assert_says(skip: &Skip, parts: &[&str]) {
+        let reason = skip.reason();
+        for part in parts {
+            assert!(reason.contains(part), "{reason:?} does not say {part:?}");
+        }
+    }
+
     fn gpu(name: &str, cc: (i32, i32)) -> DeviceInfo {
         DeviceInfo {
             name: name.into(),
@@ -1129,12 +1137,7 @@ mod tests {
     fn a_trial_waiting_for_its_first_run_is_skipped_with_how_to_run_it_unless_asked_for() {
         let skip = Skip::waiting(Some("FP8, issue 40"), false).unwrap();
         assert!(matches!(skip, Skip::Waiting(_)));
-        assert!(
-            skip.reason().contains("FP8, issue 40")
-                && skip.reason().contains("GEMM_ABLATE_FIRST_RUNS=1"),
-            "{}",
-            skip.reason()
-        );
+        assert_says(&skip, &["FP8, issue 40", "GEMM_ABLATE_FIRST_RUNS=1"]);
         assert_eq!(Skip::waiting(Some("FP8, issue 40"), true), None);
         assert_eq!(Skip::waiting(None, false), None);
         let t = crate::trial::job::GpuTrial::new(
@@ -1204,13 +1207,12 @@ mod tests {
         assert_eq!(on(&gpu("NVIDIA H200", (9, 0))), None);
         let why = on(&gpu("NVIDIA H100 80GB HBM3", (9, 0))).unwrap();
         assert!(matches!(why, Skip::PinnedElsewhere(_)));
-        assert!(
-            why.reason().contains("pinned on the NVIDIA H200")
-                && why
-                    .reason()
-                    .contains("this GPU is the NVIDIA H100 80GB HBM3"),
-            "{}",
-            why.reason()
+        assert_says(
+            &why,
+            &[
+                "pinned on the NVIDIA H200",
+                "this GPU is the NVIDIA H100 80GB HBM3",
+            ],
         );
         // A hypothesis is a statement about kernels, not a figure of one GPU: unless it names the GPU model it is
         // about (a file's `gpu`), it runs wherever its kernels do.
@@ -1235,13 +1237,12 @@ mod tests {
         assert_eq!(about_h200(&h200), None);
         let why = about_h200(&h100).unwrap();
         assert!(matches!(why, Skip::AboutOtherGpu(_)));
-        assert!(
-            why.reason().contains("about the NVIDIA H200")
-                && why
-                    .reason()
-                    .contains("this GPU is the NVIDIA H100 80GB HBM3"),
-            "{}",
-            why.reason()
+        assert_says(
+            &why,
+            &[
+                "about the NVIDIA H200",
+                "this GPU is the NVIDIA H100 80GB HBM3",
+            ],
         );
         // A kernel the GPU cannot run is the first reason given.
         let ladder = compare(
