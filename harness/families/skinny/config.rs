@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 /// Weight rows a CTA (mma's 16-row side).
 pub const ROWS: usize = 16;
+
+/// The switches a `skinny:` spec takes, as `list` and the parse error name them.
+pub const SWITCHES: &str = "split, unroll, tiles, evict_first, pdl, interleave, ring";
 /// Tokens a tile (mma's 8-column side).
 pub const TOKENS: usize = 8;
 
@@ -65,8 +68,7 @@ impl SkinnyConfig {
                     "ring" => c.ring = whole(spec, key, value)?,
                     _ => {
                         return config_err(format!(
-                            "unknown skinny switch `{key}` in `{spec}`: the switches are split, unroll, tiles, \
-                             evict_first, pdl, interleave, ring"
+                            "unknown skinny switch `{key}` in `{spec}`: the switches are {SWITCHES}"
                         ))
                     }
                 }
@@ -216,6 +218,16 @@ mod tests {
         assert_eq!(c.threads(), 256);
         assert_eq!(c.grid(&Shape::new("s", 1, 8192, 8192)), 512);
         assert_eq!(c.grid(&Shape::new("s", 1, 8200, 8192)), 513);
+    }
+
+    #[test]
+    fn every_switch_listed_is_one_the_parser_takes() {
+        for key in SWITCHES.split(", ") {
+            let e = SkinnyConfig::parse(&format!("skinny:{key}=x"))
+                .unwrap()
+                .unwrap_err();
+            assert!(!e.to_string().contains("unknown"), "{key}: {e}");
+        }
     }
 
     #[test]

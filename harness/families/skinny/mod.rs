@@ -26,9 +26,11 @@ impl Family for Skinny {
         "skinny"
     }
     fn about(&self) -> String {
-        "  skinny       a GEMM for M <= 32 whose weight loads are its mma.sync fragments (kernels/skinny.cu, H80); \
-         switches split, unroll, tiles, evict_first, pdl, interleave, ring\n"
-            .into()
+        format!(
+            "  skinny       a GEMM for M <= 32 whose weight loads are its mma.sync fragments (kernels/skinny.cu, H80); \
+             switches {}\n",
+            config::SWITCHES
+        )
     }
     fn parse(&self, spec: &str) -> Option<Result<(String, serde_json::Value)>> {
         SkinnyConfig::parse(spec).map(|c| c.map(|c| (c.label(), stored(&c))))

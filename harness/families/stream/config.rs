@@ -75,6 +75,9 @@ impl Default for StreamConfig {
 /// An SM holds at most this many threads.
 const THREADS_PER_SM: u32 = 2048;
 
+/// The switches a `stream:` spec takes, as `list` and the parse error name them.
+pub const SWITCHES: &str = "unroll, threads, ctas, hint=plain|nc|evict_first, pdl, rows, mmas";
+
 impl StreamConfig {
     /// `stream` or `stream:key=value,...`; None where the spec names something else (a rung).
     pub fn parse(spec: &str) -> Option<Result<StreamConfig>> {
@@ -103,8 +106,7 @@ impl StreamConfig {
                     }
                     _ => {
                         return config_err(format!(
-                            "unknown stream switch `{key}` in `{spec}`: the switches are unroll, threads, ctas, \
-                             hint, pdl, rows, mmas"
+                            "unknown stream switch `{key}` in `{spec}`: the switches are {SWITCHES}"
                         ))
                     }
                 }
@@ -242,6 +244,16 @@ mod tests {
         );
         assert!(StreamConfig::parse("rung10:bn=128").is_none());
         assert!(StreamConfig::parse("streamk").is_none());
+    }
+
+    #[test]
+    fn every_switch_listed_is_one_the_parser_takes() {
+        for key in SWITCHES.split(", ").map(|s| s.split('=').next().unwrap()) {
+            let e = StreamConfig::parse(&format!("stream:{key}=x"))
+                .unwrap()
+                .unwrap_err();
+            assert!(!e.to_string().contains("unknown"), "{key}: {e}");
+        }
     }
 
     #[test]

@@ -27,9 +27,11 @@ impl Family for Stream {
         "stream"
     }
     fn about(&self) -> String {
-        "  stream       the read floor: A and B read once, 16-byte loads, a sum (kernels/stream_read.cu, H79); \
-         switches unroll, threads, ctas, hint=plain|nc|evict_first, pdl\n"
-            .into()
+        format!(
+            "  stream       the read floor: A and B read once, 16-byte loads, a sum (kernels/stream_read.cu, H79); \
+             switches {}\n",
+            config::SWITCHES
+        )
     }
     fn parse(&self, spec: &str) -> Option<Result<(String, serde_json::Value)>> {
         StreamConfig::parse(spec).map(|c| c.map(|c| (c.label(), stored(&c))))
