@@ -296,6 +296,14 @@ const INTERNAL: [&str; 7] = [
     "GEMM_ABLATE_CHILD_SERVE",
 ];
 
+/// Variables the external kernels' build recipes read (kernels/ext/*/build.sh), never the binary: a user who
+/// exports one to build a peer must still be able to run every command in that shell.
+const RECIPES: [&str; 3] = [
+    "GEMM_ABLATE_CUTE_DSL",
+    "GEMM_ABLATE_TRITON_DIR",
+    "GEMM_ABLATE_TRITON_OUT",
+];
+
 /// The process's `GEMM_ABLATE_*` variables, by name, values as the OS holds them; every other variable is
 /// skipped unread (`std::env::vars` panics on one that is not UTF-8, even one of another program).
 pub fn own_vars() -> Vec<(String, std::ffi::OsString)> {
@@ -399,6 +407,7 @@ impl Settings {
             if k.starts_with("GEMM_ABLATE_")
                 && !KNOWN.iter().any(|(n, _)| n == k)
                 && !INTERNAL.contains(&k.as_str())
+                && !RECIPES.contains(&k.as_str())
             {
                 return Err(Error::Config(format!(
                     "unknown setting {k}: the settings are {}",
@@ -761,6 +770,46 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown setting GEMM_ABLATE_MIN_PAIRS"), "{e}");
+    }
+
+    /// Every `GEMM_ABLATE_*` variable a script of the repository sets or reads is one the binary takes, sets for
+    /// itself, or leaves to a build recipe: none makes every command stop with "unknown setting".
+    #[test]
+    fn every_variable_a_script_uses_is_a_setting_or_a_recipe_s() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut scripts = vec![root.join(".ci/run")];
+        let mut folders = vec![root.join("tools"), root.join("kernels/ext")];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "sh" || e == "py") {
+                    scripts.push(path);
+                }
+            }
+        }
+        let mut unknown = std::collections::BTreeSet::new();
+        let mut seen = 0;
+        for script in &scripts {
+            let text = std::fs::read_to_string(script).unwrap();
+            for (at, _) in text.match_indices("GEMM_ABLATE_") {
+                let name: String = text[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                seen += 1;
+                let known = KNOWN.iter().any(|(n, _)| *n == name)
+                    || INTERNAL.contains(&name.as_str())
+                    || RECIPES.contains(&name.as_str());
+                if !known {
+                    unknown.insert(format!("{}: {name}", script.display()));
+                }
+            }
+        }
+        assert!(seen > 50, "only {seen} uses found: the scan is broken");
+        assert!(unknown.is_empty(), "{unknown:#?}");
+        assert!(Settings::from_vars(&vars(&[("GEMM_ABLATE_TRITON_DIR", "/tmp/t")])).is_ok());
     }
 
     #[test]
