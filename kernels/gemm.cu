@@ -934,8 +934,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
       for (int i = 0; i < WG_N / 2; i++) acc[a][i] = 0.f;
-    u32 chunk_count = 0;
-    (void)chunk_count;
+#if EPILOGUE
+    u32 chunk_count = 0;  // the TMA epilogue's staging chunks, counted across this consumer's tiles
+#endif
     u32 pos = 0;
     Work w;
     // STREAM_ONLY: the consumers take no tiles; they only meet the producer at the final cluster barrier.

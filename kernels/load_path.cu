@@ -27,11 +27,12 @@ extern "C" __global__ void __launch_bounds__(64, 1)
   const u32 smem = (smem_u32(smem_raw) + 1023) & ~1023u;
   const u32 full_bar = smem + LP_STAGES * LP_STAGE_BYTES;
   const u32 empty_bar = full_bar + 8 * LP_STAGES;
-  const int tiles_n = N / LP_ROWS;
   const int k_blocks = K / 64;
 #if LP_SAME_TILE
   const int m_row = 0, n_row = 0;
+  (void)N;
 #else
+  const int tiles_n = N / LP_ROWS;
   const int m_row = (blockIdx.x / tiles_n) * LP_ROWS, n_row = (blockIdx.x % tiles_n) * LP_ROWS;
 #endif
   (void)M;
@@ -56,7 +57,9 @@ extern "C" __global__ void __launch_bounds__(64, 1)
   } else if (threadIdx.x >= 32) {
     // Consumer warp: wait for each stage, optionally checksum it, release it.
     const int lane = threadIdx.x % 32;
+#if LP_CHECKSUM
     u64 sum = 0;
+#endif
     for (int kb = 0; kb < k_blocks; kb++) {
       const u32 s = kb % LP_STAGES;
       mbar_wait(full_bar + 8 * s, (kb / LP_STAGES) & 1, SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
@@ -73,7 +76,6 @@ extern "C" __global__ void __launch_bounds__(64, 1)
 #if LP_CHECKSUM
     asm volatile("red.global.add.u64 [%0], %1;" ::"l"(checksum), "l"(sum) : "memory");
 #else
-    (void)sum;
     (void)checksum;
 #endif
   }

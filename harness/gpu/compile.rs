@@ -42,7 +42,8 @@ pub struct FunctionReport {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResourceReport {
     pub functions: Vec<FunctionReport>,
-    /// ptxas warnings (for example an ignored setmaxnreg, or serialized wgmma).
+    /// The compiler's warnings: the source's (NVRTC's front end, `warning #550-D: ...`) and ptxas's (an ignored
+    /// setmaxnreg, serialized wgmma).
     pub warnings: Vec<String>,
 }
 
@@ -104,8 +105,11 @@ pub fn parse_ptxas_log(log: &str) -> ResourceReport {
         // ptxas reports serialized wgmma as information, not as a warning ("ptxas info : (C7515) Potential
         // Performance Loss: wgmma.mma_async instructions are serialized ..."): kept with the warnings, where the
         // compile checks look for it.
+        // NVRTC's closing "Remark: The warnings can be suppressed ..." is about the warnings, not one of them.
         let lower = line.to_ascii_lowercase();
-        if lower.contains("warning") || lower.contains("performance loss") {
+        if !lower.starts_with("remark")
+            && (lower.contains("warning") || lower.contains("performance loss"))
+        {
             report.warnings.push(line.trim().to_string());
         }
     }
