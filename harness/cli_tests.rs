@@ -66,6 +66,88 @@ fn bad_arguments_are_named_with_exit_2() {
     );
 }
 
+/// Nothing a command does not take is dropped in silence: an extra word, an unknown option, an empty switch.
+#[test]
+fn what_a_command_does_not_take_is_named_with_exit_2() {
+    refused(&["show", "8", "fp32"], "`fp32` is none of them");
+    refused(&["show", "8", "--bogus"], "`--bogus` is none of them");
+    refused(&["show", "8", "e4m3"], "tile_k=128");
+    refused(&["show", "8:"], "nothing after its colon");
+    refused(
+        &["show", "rung8:stages=4,,pingpong=0"],
+        "doubled or trailing comma",
+    );
+    refused(&["show", "auto"], "auto SHAPE");
+    refused(&["diff", "7", "8", "9"], "`9` is a third");
+    refused(&["list", "x"], "list takes nothing");
+    refused(&["auto", "--ranges", "4096"], "NxK");
+    refused(
+        &["auto", "--ranges", "4096x4096", "square4096"],
+        "`square4096` is extra",
+    );
+    refused(&["auto", "square4096", "--bogus"], "`--bogus`");
+    refused(&["stalls", "/no/such/source.csv", "abc"], "`abc`");
+    refused(&["stalls", "/no/such/source.csv"], "/no/such/source.csv");
+    refused(&["report", "a.json", "--bogus"], "`--bogus` is neither");
+    refused(&["profile", "10", "square4096", "--bogus"], "`--bogus`");
+    refused(&["build", "auto"], "auto SHAPE");
+    refused(
+        &["compare", "square4096"],
+        "gemm-ablate compare SHAPE BASE CAND",
+    );
+    refused(&["bogus"], "unknown command `bogus`");
+    let h200 = concat!(env!("CARGO_MANIFEST_DIR"), "/results/h200/");
+    let ablations = format!("{h200}9a8c135/ablations-20261130T123530Z.json");
+    refused(
+        &["baseline", &ablations, &ablations, "--fail-on-slowr"],
+        "`--fail-on-slowr` is not it",
+    );
+}
+
+#[test]
+fn help_prints_every_command_and_exits_0() {
+    for word in ["help", "--help", "-h"] {
+        let o = gemm_ablate(&[word], &[]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{word}: {}", said(&o));
+        for command in [
+            "show",
+            "diff",
+            "build",
+            "compare",
+            "sustain",
+            "profile",
+            "cublas-paths",
+            "auto",
+            "list",
+            "device",
+            "agree",
+            "report",
+            "baseline",
+            "stalls",
+        ] {
+            assert!(
+                out.contains(&format!("gemm-ablate {command} ")),
+                "{word}: no {command}: {out}"
+            );
+        }
+    }
+}
+
+/// A variable a build recipe reads (kernels/ext/*/build.sh) is no setting of the binary's, and no reason to stop.
+#[test]
+fn a_build_recipe_s_variable_does_not_stop_the_binary() {
+    let dir = std::ffi::OsStr::new("/tmp/triton");
+    let o = gemm_ablate(
+        &["list"],
+        &[
+            ("GEMM_ABLATE_TRITON_DIR", dir),
+            ("GEMM_ABLATE_CUTE_DSL", dir),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", said(&o));
+}
+
 #[test]
 fn a_baseline_of_another_suite_or_with_nothing_in_common_is_refused() {
     let h200 = concat!(env!("CARGO_MANIFEST_DIR"), "/results/h200/");
@@ -158,6 +240,12 @@ fn no_argument_or_setting_makes_it_panic() {
         "10:promote=65",
         "10:tile_k=128,bn=128,promote=1,scale_loads=stage",
         "dsv3_o_m128",
+        // Help, an unknown option, and switch lists with nothing in a place.
+        "help",
+        "--help",
+        "--bogus",
+        "8:",
+        "rung8:stages=4,,pingpong=0",
     ];
     let settings = [
         (
@@ -225,10 +313,10 @@ fn external_kernels_are_refused_before_anything_launches_naming_manifest_and_fie
         ),
         (
             &["build", "ext:mma_tile", "bf16"][..],
-            1,
+            2,
             "dtypes: bf16 is not supported",
         ),
-        (&["show", "ext:mma_tile:XX=1"][..], 1, "no switch `XX`"),
+        (&["show", "ext:mma_tile:XX=1"][..], 2, "no switch `XX`"),
     ] {
         let o = gemm_ablate(args, &[]);
         let text = said(&o);

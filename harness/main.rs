@@ -1,72 +1,55 @@
 //! `cargo run --release` runs the main job: every ladder rung against cuBLAS on the seven standard shapes, as a
-//! table (time, TFLOP/s, ratio to cuBLAS, max error), written to results/ as JSON.
-//!
-//!   gemm-ablate [ladder] [FILTER...]   the ladder table (filters match `rungN_name::shape`)
-//!   gemm-ablate show RUNG[:SWITCHES] [DTYPE] [--all]  the rung's kernel with its switches resolved: only what it uses
-//!                                       (--all: every primitive, as compiled); `stream[:...]`, `skinny[:...]` too
-//!   gemm-ablate diff RUNG RUNG          what changes between two rungs' kernels
-//!   gemm-ablate compare SHAPE BASE CAND  check both, time CAND against BASE (specs like `rung8:cluster=1`, or cublas)
-//!   gemm-ablate build SPEC... [bf16]    compile each variant with NVRTC (no GPU needed): registers, spills, warnings
-//!   gemm-ablate list                    the rungs and what each adds
-//!   gemm-ablate device                  what the GPU is
-//!   gemm-ablate agree FILE...           run-to-run agreement of the comparisons in results files
-//!   gemm-ablate report FILE... [--out DIR] [--across-commits]  a markdown report with SVG charts (grouped by GPU and host)
-//!   gemm-ablate baseline NOW BASE [--fail-on-slower]  every trial of a run against the same trial in another
-//!   gemm-ablate profile SPEC SHAPE [DTYPE] [--full]  Nsight Compute on the variant and on cuBLAS, side by side
+//! table (time, TFLOP/s, ratio to cuBLAS, max error), written to results/ as JSON. The other commands are listed
+//! in `USAGE` below (`gemm-ablate help` prints it); each lives in cli/, by where it runs.
 
 use harness::gpu::device;
-use harness::kernel::source;
 use harness::settings::Settings;
 use harness::trial::job::VariantSpec;
 use harness::trial::subprocess;
-use harness::{DType, Rung};
+use harness::DType;
 use std::process::ExitCode;
 use std::time::Duration;
 
 mod cli;
 use cli::offline::{agree, auto, baseline, build, report, stalls};
 use cli::on_gpu::{compare, cublas_paths, ladder, profile, sustain};
+use cli::{emit, refuse};
 
-/// Writes a command's text to standard output; a reader that stopped early (`| head`) ends it quietly.
-fn emit(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
+/// Every command, a line each: printed by `help`, and the line of a command given too little.
+const USAGE: &str = "\
+usage: gemm-ablate [COMMAND]   (no command: the main job, as `ladder`)
+  gemm-ablate ladder [FILTER...]                                every rung and `auto` against cuBLAS on the standard shapes (a GPU)
+  gemm-ablate ladder fp8                                        the FP8 table alone
+  gemm-ablate show SPEC [DTYPE] [--all]                         a kernel's source with its switches resolved (SPEC: RUNG[:SWITCHES], stream[:...], skinny[:...])
+  gemm-ablate diff RUNG RUNG                                    what changes between two rungs' kernels
+  gemm-ablate build SPEC... [DTYPE]                             compile each variant with NVRTC (no GPU needed): registers, spills, warnings
+  gemm-ablate compare SHAPE BASE CAND... [DTYPE]                check each variant, then time each candidate against the baseline (a GPU)
+  gemm-ablate sustain SHAPE SPEC... [DTYPE] [--seconds S] [--passes P]   each variant alone under sustained load: time, clock, power (a GPU)
+  gemm-ablate profile SPEC SHAPE [DTYPE] [--full]               Nsight Compute on the variant and on cuBLAS, side by side (a GPU)
+  gemm-ablate cublas-paths SHAPE... [DTYPE] [--out FILE]        choose cuBLAS's reference path for each shape afresh (a GPU)
+  gemm-ablate auto [--sms N] SHAPE...                           what `auto` runs for each shape, and by which rule
+  gemm-ablate auto [--sms N] --ranges NxK                       what `auto` runs for every M from 1 to 8192
+  gemm-ablate list                                              the rungs, the switches and the kernels outside the ladder
+  gemm-ablate device                                            what the GPU is
+  gemm-ablate agree FILE...                                     run-to-run agreement of the comparisons in results files
+  gemm-ablate report FILE... [--out DIR] [--across-commits]     a markdown report with SVG charts
+  gemm-ablate baseline NOW BASE [--fail-on-slower]              every trial of a run against the same trial in another (a sharded run: its files, comma-separated)
+  gemm-ablate stalls SOURCE.csv [TOP]                           where each kernel's warps wait, from `profile --full`'s source page
+  gemm-ablate help                                              this
+DTYPE: fp16 (the default), bf16, e4m3, e4m3-row, e4m3-block (FP8; -f16 for an fp16 output). SHAPE: a standard shape's name or MxNxK.
+";
 
-fn usage() -> ExitCode {
-    eprintln!("usage: gemm-ablate [ladder [FILTER...] | show RUNG[:SWITCHES]|stream[:...]|skinny[:...] [DTYPE] [--all] | diff RUNG RUNG | compare SHAPE BASE CAND... [bf16|e4m3|e4m3-row|e4m3-block[-f16]] | build SPEC... [bf16|e4m3|e4m3-row|e4m3-block[-f16]] | auto SHAPE... | auto --ranges NxK | list | device | agree FILE... | report FILE... [--out DIR] [--across-commits] | baseline NOW BASE [--fail-on-slower] | profile SPEC SHAPE [DTYPE] [--full] | sustain SHAPE SPEC... [DTYPE] [--seconds S] [--passes P] | stalls SOURCE.csv [TOP]]");
-    ExitCode::from(2)
-}
-
-fn rung_arg(s: Option<&String>) -> Option<Rung> {
-    let Some(s) = s else {
-        eprintln!(
-            "a rung is missing: give a number (4), a word (swizzle) or a name (rung4_swizzle)"
-        );
-        return None;
-    };
-    let r = Rung::parse(s);
-    if r.is_none() {
-        eprintln!(
-            "unknown rung {s:?}: give a number (4), a word (swizzle) or a name (rung4_swizzle)"
-        );
-    }
-    r
-}
-
-fn resolved(rung: Rung, dtype: DType, everything: bool) -> Result<String, String> {
-    let header = format!(
-        "// {}: {}\n// seed (B200): {}\n",
-        rung.name(),
-        rung.change(),
-        rung.seed_finding()
-    );
-    let config = rung.config();
-    config
-        .validate_for(dtype)
-        .and_then(|_| source::resolved_program(&config.defines(dtype), source::GEMM, everything))
-        .map(|s| header + &s)
-        .map_err(|e| e.to_string())
+/// `command` was given too little (or something it does not take): its usage line, exit 2.
+fn usage_of(command: &str) -> ExitCode {
+    let line = USAGE
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .starts_with(&format!("gemm-ablate {command} "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    refuse(&format!("{command} needs more:\n{line}"))
 }
 
 /// A reader that stops early (`gemm-ablate baseline A B | head`) ends the command as it ends any Unix tool,
@@ -95,99 +78,28 @@ fn main() -> ExitCode {
     let settings = Settings::or_exit();
     let deadline = Duration::from_secs_f64(settings.trial_timeout_s);
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest = if args.is_empty() { &[][..] } else { &args[1..] };
     match args.first().map(|s| s.as_str()) {
-        None | Some("ladder") => ladder(
-            if args.is_empty() { &[] } else { &args[1..] },
-            deadline,
-            &settings,
-        ),
-        Some("show") => {
-            let rest: Vec<String> = (args[2.min(args.len())..].iter())
-                .filter(|a| *a != "--all")
-                .cloned()
-                .collect();
-            let dtype = match cli::dtype_and_words("show", &rest) {
-                Ok((dtype, _)) => dtype,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let everything = args[2.min(args.len())..].iter().any(|a| a == "--all");
-            // `show stream...` and `show skinny...`: the kernels outside the ladder.
-            let outside = args.get(1).and_then(|s| VariantSpec::outside_ladder(s));
-            let shown = match outside {
-                Some(spec) => spec
-                    .and_then(|v| {
-                        let kernel = v.kernel().expect("a kernel outside the ladder")?;
-                        kernel.shown(&v.name(), dtype, everything)
-                    })
-                    .map_err(|e| e.to_string()),
-                // A rung with switches changed (`show 10:tile_k=128,bn=128,promote=1 e4m3-block`): its program
-                // for that dtype, once the configuration is valid for it.
-                None if args.get(1).is_some_and(|s| s.contains(':')) => {
-                    let spec = &args[1];
-                    harness::kernel::ladder::parse_spec(spec)
-                        .and_then(|c| c.validate_for(dtype).map(|_| c))
-                        .and_then(|c| {
-                            source::resolved_program(&c.defines(dtype), source::GEMM, everything)
-                        })
-                        .map(|s| format!("// {spec} ({})\n{s}", dtype.name()))
-                        .map_err(|e| e.to_string())
-                }
-                None => {
-                    let Some(rung) = rung_arg(args.get(1)) else {
-                        return usage();
-                    };
-                    resolved(rung, dtype, everything)
-                }
-            };
-            match shown {
-                Ok(s) => {
-                    emit(&s);
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("{e}");
-                    ExitCode::FAILURE
-                }
-            }
+        None | Some("ladder") => ladder(rest, deadline, &settings),
+        Some("help" | "--help" | "-h") => {
+            emit(USAGE);
+            ExitCode::SUCCESS
         }
-        Some("diff") => {
-            let (Some(a), Some(b)) = (rung_arg(args.get(1)), rung_arg(args.get(2))) else {
-                return usage();
-            };
-            match (
-                resolved(a, DType::F16, false),
-                resolved(b, DType::F16, false),
-            ) {
-                (Ok(x), Ok(y)) => {
-                    let diff = similar::TextDiff::from_lines(&x, &y);
-                    emit(
-                        &diff
-                            .unified_diff()
-                            .context_radius(3)
-                            .header(&a.name(), &b.name())
-                            .to_string(),
-                    );
-                    ExitCode::SUCCESS
-                }
-                (Err(e), _) | (_, Err(e)) => {
-                    eprintln!("{e}");
-                    ExitCode::FAILURE
-                }
-            }
+        Some("show") => cli::source::show(rest),
+        Some("diff") => cli::source::diff(rest),
+        Some("compare") if rest.len() >= 3 => compare(&rest[0], &rest[1..], deadline, &settings),
+        Some("agree") if !rest.is_empty() => agree(rest),
+        Some("report") if !rest.is_empty() => report(rest),
+        Some("baseline") if rest.len() >= 2 => baseline(rest),
+        Some("profile") if rest.len() >= 2 => profile(rest),
+        Some("sustain") if rest.len() >= 2 => sustain(rest),
+        Some("stalls") if !rest.is_empty() => stalls(rest),
+        Some("build") if !rest.is_empty() => build(rest),
+        Some("auto") if !rest.is_empty() => auto(rest),
+        Some("cublas-paths") if !rest.is_empty() => cublas_paths(rest, &settings),
+        Some(command @ ("list" | "device")) if !rest.is_empty() => {
+            refuse(&format!("{command} takes nothing; `{}` is extra", rest[0]))
         }
-        Some("compare") if args.len() >= 4 => compare(&args[1], &args[2..], deadline, &settings),
-        Some("agree") if args.len() >= 2 => agree(&args[1..]),
-        Some("report") => report(&args[1..]),
-        Some("baseline") if args.len() >= 3 => baseline(&args[1..]),
-        Some("profile") if args.len() >= 3 => profile(&args[1..]),
-        Some("sustain") if args.len() >= 3 => sustain(&args[1..]),
-        Some("stalls") if args.len() >= 2 => stalls(&args[1..]),
-        Some("build") if args.len() >= 2 => build(&args[1..]),
-        Some("auto") if args.len() >= 2 => auto(&args[1..]),
-        Some("cublas-paths") if args.len() >= 2 => cublas_paths(&args[1..], &settings),
         Some("list") => {
             emit(&harness::report::text::list_text());
             ExitCode::SUCCESS
@@ -205,7 +117,11 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Some(_) => usage(),
+        Some(
+            command @ ("compare" | "agree" | "report" | "baseline" | "profile" | "sustain"
+            | "stalls" | "build" | "auto" | "cublas-paths"),
+        ) => usage_of(command),
+        Some(other) => refuse(&format!("unknown command `{other}`\n{USAGE}")),
     }
 }
 

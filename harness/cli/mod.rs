@@ -1,9 +1,24 @@
-//! The command line's commands, by where they run: on a GPU, or anywhere.
+//! The command line's commands, by where they run: on a GPU (on_gpu.rs), or anywhere (offline.rs; source.rs for
+//! the kernels' source).
 
 pub mod offline;
 pub mod on_gpu;
+pub mod source;
 
 use harness::DType;
+use std::process::ExitCode;
+
+/// Writes a command's text to standard output; a reader that stopped early (`| head`) ends it quietly.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// Bad input: the message on standard error and exit status 2, before anything is built or launched.
+pub fn refuse(message: &str) -> ExitCode {
+    eprintln!("{message}");
+    ExitCode::from(2)
+}
 
 /// The dtype among a command's words (fp16 unless one is given) and the other words; an error naming the command
 /// where more than one dtype is given.

@@ -1,12 +1,28 @@
 //! The commands that need no GPU: `build`, `auto`, `report`, `baseline`, `agree` and `stalls`.
 
+use super::refuse;
 use harness::report::results::RunFile;
 use harness::trial::job::VariantSpec;
 use std::process::ExitCode;
 
 /// Where each kernel's warps wait, from a source page `profile --full` wrote (source.csv): `stalls FILE [TOP]`.
 pub(crate) fn stalls(args: &[String]) -> ExitCode {
-    let top = args.get(1).and_then(|t| t.parse().ok()).unwrap_or(12);
+    let top = match &args[1..] {
+        [] => 12,
+        [top] => match top.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return refuse(&format!(
+                    "stalls: TOP is how many lines to print, a whole number above 0; got `{top}`"
+                ))
+            }
+        },
+        [_, extra, ..] => {
+            return refuse(&format!(
+                "stalls takes a source page and TOP; `{extra}` is extra"
+            ))
+        }
+    };
     let parsed = std::fs::read_to_string(&args[0])
         .map_err(|e| format!("{}: {e}", args[0]))
         .and_then(|text| harness::trial::source_page::parse(&text).map_err(|e| e.to_string()));
@@ -15,15 +31,21 @@ pub(crate) fn stalls(args: &[String]) -> ExitCode {
             print!("{}", harness::trial::source_page::summary(&kernels, top));
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
+        // A file that cannot be read or is not a source page: the input's.
+        Err(e) => refuse(&e),
     }
 }
 
 /// One results file against another taken as the baseline: `baseline NOW.json BASE.json [--fail-on-slower]`.
 pub(crate) fn baseline(args: &[String]) -> ExitCode {
+    if let Some(flag) = args
+        .iter()
+        .find(|a| a.starts_with("--") && *a != "--fail-on-slower")
+    {
+        return refuse(&format!(
+            "baseline takes one option, --fail-on-slower; `{flag}` is not it"
+        ));
+    }
     let fail = args.iter().any(|a| a == "--fail-on-slower");
     let files: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let [now, base] = files[..] else {
@@ -99,16 +121,21 @@ pub(crate) fn auto(args: &[String]) -> ExitCode {
     // A closed pipe (`| head`) ends the listing quietly.
     let mut out = std::io::stdout().lock();
     if args[0] == "--ranges" {
-        let Some(nk) = args.get(1) else {
-            eprintln!("usage: gemm-ablate auto --ranges NxK (such as 8192x8192)");
-            return ExitCode::from(2);
+        let nk = match &args[1..] {
+            [nk] if nk.split('x').count() == 2 => nk,
+            [nk] => {
+                return refuse(&format!(
+                    "auto --ranges takes N and K as NxK (such as 8192x8192); got `{nk}`"
+                ))
+            }
+            [] => return refuse("usage: gemm-ablate auto --ranges NxK (such as 8192x8192)"),
+            [_, extra, ..] => {
+                return refuse(&format!("auto --ranges takes one NxK; `{extra}` is extra"))
+            }
         };
         let shape = match parse_shape(&format!("1x{nk}")) {
             Ok(s) => s,
-            Err(e) => {
-                eprintln!("{e}");
-                return ExitCode::from(2);
-            }
+            Err(e) => return refuse(&format!("auto --ranges {nk}: {e}")),
         };
         let _ = writeln!(
             out,
@@ -121,6 +148,14 @@ pub(crate) fn auto(args: &[String]) -> ExitCode {
             }
         }
         return ExitCode::SUCCESS;
+    }
+    if let Some(extra) = args
+        .iter()
+        .find(|a| *a == "--ranges" || a.starts_with("--"))
+    {
+        return refuse(&format!(
+            "auto takes shapes, or --ranges NxK alone, and --sms N; `{extra}` does not fit here"
+        ));
     }
     for text in &args {
         match parse_shape(text) {
@@ -158,6 +193,10 @@ pub(crate) fn report(args: &[String]) -> ExitCode {
                     return ExitCode::from(2);
                 }
             }
+        } else if a.starts_with("--") {
+            return refuse(&format!(
+                "report takes --out DIR and --across-commits; `{a}` is neither"
+            ));
         } else {
             files.push(std::path::PathBuf::from(a));
         }
@@ -220,7 +259,8 @@ pub(crate) fn agree(files: &[String]) -> ExitCode {
 }
 
 /// Compiles each variant (its switches checked first) and prints what ptxas reports: a spec that does not build,
-/// or spills, is found here rather than on a lent GPU. Fails if any does not compile or spills.
+/// spills or warns, is found here rather than on a lent GPU. Exits 1 if any does not compile, spills or warns (the
+/// compile trials' judgement), 2 if any is not a valid spec.
 pub(crate) fn build(args: &[String]) -> ExitCode {
     let (dtype, specs) = match super::dtype_and_words("build", args) {
         Ok(found) => found,
@@ -229,12 +269,19 @@ pub(crate) fn build(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut ok = true;
+    // A spec that is not valid is the input's fault (exit 2); one that does not compile, spills or warns is the
+    // answer (exit 1).
+    let (mut ok, mut bad_input) = (true, false);
     for spec in specs {
         // A kernel outside the ladder or a rung with switches, built on the CPU as its family builds it (an external
         // kernel's manifest checked for this dtype, its module built as the manifest says).
         let variant = match VariantSpec::outside_ladder(spec) {
             Some(outside) => outside,
+            None if spec.eq_ignore_ascii_case("cublas") => Ok(VariantSpec::Cublas),
+            None if spec.eq_ignore_ascii_case("auto") => Err(harness::error::Error::Config(
+                "`auto` picks a kernel per shape: `gemm-ablate auto SHAPE` prints the spec it picks, which build takes"
+                    .into(),
+            )),
             None => harness::kernel::ladder::parse_spec(spec).map(|c| VariantSpec::gemm(spec, c)),
         };
         let built = variant.and_then(|v| match v.kernel() {
@@ -257,25 +304,27 @@ pub(crate) fn build(args: &[String]) -> ExitCode {
                 let r = &compiled.report;
                 let regs = r.functions.iter().map(|f| f.registers).max().unwrap_or(0);
                 let spills = r.spills();
-                ok &= spills == 0;
+                // The compile trials' judgement: no spill, no stack, no warning.
+                ok &= harness::suite::check_resources(r).is_ok();
                 println!(
                     "{spec} ({}): {regs} registers, {spills} bytes spilled{}",
                     dtype.name(),
                     r.warnings
                         .iter()
-                        .map(|w| format!("; ptxas: {w}"))
+                        .map(|w| format!("; {w}"))
                         .collect::<String>()
                 );
             }
             Err(e) => {
                 ok = false;
+                bad_input |= matches!(e, harness::error::Error::Config(_));
                 println!("{spec} ({}): {e}", dtype.name());
             }
         }
     }
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match (ok, bad_input) {
+        (_, true) => ExitCode::from(2),
+        (false, false) => ExitCode::FAILURE,
+        (true, false) => ExitCode::SUCCESS,
     }
 }

@@ -86,6 +86,12 @@ fn gpu_for<'a>(what: &str, jobs: impl IntoIterator<Item = &'a Job>) -> Result<()
 /// source.csv, summarized: where each kernel's warps wait).
 pub(crate) fn profile(args: &[String]) -> ExitCode {
     let dtype = match super::dtype_and_words("profile", &args[2..]) {
+        Ok((_, rest)) if rest.iter().any(|w| *w != "--full") => {
+            let extra = rest.iter().find(|w| **w != "--full").unwrap();
+            return super::refuse(&format!(
+                "profile takes a spec, a shape, a dtype and --full; `{extra}` is none of them"
+            ));
+        }
         Ok((dtype, _)) => dtype,
         Err(e) => {
             eprintln!("{e}");

@@ -195,18 +195,14 @@ impl Rung {
 /// `rung8:cluster=1,pingpong=0` or `4:stages=8`; the switches are those of `switches::SWITCHES`. The result is not
 /// validated: a sweep lists the points that break a constraint as rejected.
 pub fn parse_spec(spec: &str) -> Result<GemmConfig> {
-    let (rung, changes) = spec.split_once(':').unwrap_or((spec, ""));
+    let rung = spec.split_once(':').map_or(spec, |(rung, _)| rung);
     let Some(rung) = Rung::parse(rung) else {
         return config_err(format!(
             "unknown rung `{rung}` in `{spec}`: use 1..10, a word like swizzle, or rung4_swizzle"
         ));
     };
     let mut c = rung.config();
-    for change in changes.split(',').filter(|s| !s.trim().is_empty()) {
-        let (key, value) = change.split_once('=').ok_or_else(|| {
-            crate::error::Error::Config(format!("`{change}` in `{spec}` is not key=value"))
-        })?;
-        let (key, value) = (key.trim(), value.trim());
+    for (key, value) in crate::kernel::spec::changes(spec)? {
         let Some(switch) = crate::kernel::switches::find(key) else {
             let keys: Vec<&str> = crate::kernel::switches::SWITCHES
                 .iter()
@@ -299,5 +295,13 @@ mod tests {
             .to_string()
             .contains("needs tile_k to be a multiple of 64"));
         assert!(parse_spec("12").is_err());
+        // A colon with nothing after it, or an empty change, is a typo, not the rung as it stands.
+        let e = |s: &str| parse_spec(s).unwrap_err().to_string();
+        assert!(e("8:").contains("nothing after its colon"), "{}", e("8:"));
+        assert!(e("rung8:stages=4,,pingpong=0").contains("doubled or trailing comma"));
+        assert!(e("rung8:stages=4,").contains("doubled or trailing comma"));
+        assert!(crate::kernel::spec::switches("stream:", "stream")
+            .unwrap()
+            .is_err());
     }
 }

@@ -1,28 +1,41 @@
-//! The `name:key=value,...` form the kernels outside the ladder take wherever a spec is accepted (`stream`,
-//! `skinny`); the ladder's own switches are declared in switches.rs.
+//! The `name:key=value,...` form of a spec: its changes, read one way for the ladder's rungs and the kernels
+//! outside the ladder (`stream`, `skinny`); the ladder's own switches are declared in switches.rs.
 
 use crate::error::{config_err, Error, Result};
 
 /// The key=value pairs of `spec` where it names `kernel` (the bare name: none); None where it names something else.
 pub fn switches<'a>(spec: &'a str, kernel: &str) -> Option<Result<Vec<(&'a str, &'a str)>>> {
-    let (head, changes) = spec.split_once(':').unwrap_or((spec, ""));
+    let head = spec.split_once(':').map_or(spec, |(head, _)| head);
     if !head.trim().eq_ignore_ascii_case(kernel) {
         return None;
     }
-    Some(
-        changes
-            .split(',')
-            .filter(|change| !change.trim().is_empty())
-            .map(|change| {
-                change
-                    .split_once('=')
-                    .map(|(key, value)| (key.trim(), value.trim()))
-                    .ok_or_else(|| {
-                        Error::Config(format!("`{change}` in `{spec}` is not key=value"))
-                    })
-            })
-            .collect(),
-    )
+    Some(changes(spec))
+}
+
+/// The `key=value` changes after a spec's colon, in order (none without a colon). Nothing after the colon, or an
+/// empty change between commas, is refused: `8:` and `8:stages=4,,pingpong=0` are typos, not requests.
+pub fn changes(spec: &str) -> Result<Vec<(&str, &str)>> {
+    let Some((_, list)) = spec.split_once(':') else {
+        return Ok(Vec::new());
+    };
+    if list.trim().is_empty() {
+        return Err(Error::Config(format!(
+            "`{spec}` has nothing after its colon: give key=value changes, or leave the colon out"
+        )));
+    }
+    list.split(',')
+        .map(|change| {
+            if change.trim().is_empty() {
+                return Err(Error::Config(format!(
+                    "an empty change in `{spec}` (a doubled or trailing comma?)"
+                )));
+            }
+            change
+                .split_once('=')
+                .map(|(key, value)| (key.trim(), value.trim()))
+                .ok_or_else(|| Error::Config(format!("`{change}` in `{spec}` is not key=value")))
+        })
+        .collect()
 }
 
 /// A switch's value as a whole number.
