@@ -153,8 +153,9 @@ fn round_ratios(lo: f64, hi: f64, pixel: impl Fn(f64) -> i32) -> Vec<f64> {
     kept
 }
 
-/// Longest note printed right of a forest plot; the report's table holds the whole text.
-const NOTE_CHARS: usize = 44;
+/// Longest note printed right of a forest plot; the report's table holds the whole text. A verdict with its ratio
+/// and the seed's word, "inconclusive (0.968); seed, not confirmed: no change", fits whole.
+const NOTE_CHARS: usize = 60;
 
 /// Each comparison's time ratio (candidate/baseline, log scale) with its interval at its true width (a bar with
 /// end ticks, the estimate a dot), the no-change band shaded and edged, an axis at the top and the bottom. The

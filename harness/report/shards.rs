@@ -77,8 +77,7 @@ fn merge(runs: Vec<(String, RunFile)>, across_commits: bool) -> Vec<(String, Run
             let mut parts = parts.into_iter();
             let (first_index, mut stem, mut run) = parts.next().expect("a group has a run");
             let mut merged = vec![first_index.to_string()];
-            for (index, s, r) in parts {
-                stem = format!("{stem}+{s}");
+            for (index, _, r) in parts {
                 let env = &mut run.environment;
                 for (mine, theirs) in [
                     (&mut env.commit, &r.environment.commit),
@@ -92,6 +91,9 @@ fn merge(runs: Vec<(String, RunFile)>, across_commits: bool) -> Vec<(String, Run
                 merged.push(index.to_string());
             }
             if merged.len() > 1 {
+                // The first shard's name and the shards merged (`ablations-20261205T164443Z-shards-1_2_3`): a
+                // chart's file name, and a heading, stay short however many shards a run had.
+                stem = format!("{stem}-shards-{}", merged.join("_"));
                 let count = shard_of(&run).map_or(0, |s| s.1);
                 for (k, v) in run.environment.settings.iter_mut() {
                     if k == "GEMM_ABLATE_SHARD" {
