@@ -91,6 +91,8 @@ fn what_a_command_does_not_take_is_named_with_exit_2() {
     refused(&["report", "a.json", "--bogus"], "`--bogus` is neither");
     refused(&["profile", "10", "square4096", "--bogus"], "`--bogus`");
     refused(&["build", "auto"], "auto SHAPE");
+    refused(&["build", "ext:mma_tile:"], "nothing after its colon");
+    refused(&["show", "10:cluster=0"], "cluster size must be 1, 2 or 4");
     refused(
         &["compare", "square4096"],
         "gemm-ablate compare SHAPE BASE CAND",

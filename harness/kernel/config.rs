@@ -605,6 +605,13 @@ impl GemmConfig {
                 self.bn
             ));
         }
+        // Before the cluster divides the tiles (a cluster of 0 divided by zero here: found by fuzzing the specs).
+        if !matches!(self.cluster, 1 | 2 | 4) {
+            return config_err(format!(
+                "cluster size must be 1, 2 or 4 CTAs along M, got {}",
+                self.cluster
+            ));
+        }
         if !self.b_box_rows().is_multiple_of(8) {
             return config_err(format!(
                 "each CTA of a {}-CTA cluster loads bn / {} = {} rows of B: it must be a multiple of 8 (one swizzle atom)",
@@ -635,12 +642,6 @@ impl GemmConfig {
                 self.bn,
                 self.accumulator_registers(),
                 if self.setmaxnreg { "" } else { " without setmaxnreg" }
-            ));
-        }
-        if !matches!(self.cluster, 1 | 2 | 4) {
-            return config_err(format!(
-                "cluster size must be 1, 2 or 4 CTAs along M, got {}",
-                self.cluster
             ));
         }
         if !self.warpspec {

@@ -300,6 +300,11 @@ mod tests {
         assert!(e("8:").contains("nothing after its colon"), "{}", e("8:"));
         assert!(e("rung8:stages=4,,pingpong=0").contains("doubled or trailing comma"));
         assert!(e("rung8:stages=4,").contains("doubled or trailing comma"));
+        // A switch given twice takes its last value (the trials extend a spec with overrides).
+        assert_eq!(parse_spec("10:stages=4,stages=5").unwrap().stages, 5);
+        // A cluster of 0 is refused before anything divides by it (it panicked `show` and `--list` at f6883b2).
+        let zero = parse_spec("10:cluster=0").unwrap().validate().unwrap_err();
+        assert!(zero.to_string().contains("cluster size must be 1, 2 or 4"));
         assert!(crate::kernel::spec::switches("stream:", "stream")
             .unwrap()
             .is_err());

@@ -15,27 +15,35 @@ pub fn switches<'a>(spec: &'a str, kernel: &str) -> Option<Result<Vec<(&'a str, 
 /// The `key=value` changes after a spec's colon, in order (none without a colon). Nothing after the colon, or an
 /// empty change between commas, is refused: `8:` and `8:stages=4,,pingpong=0` are typos, not requests.
 pub fn changes(spec: &str) -> Result<Vec<(&str, &str)>> {
-    let Some((_, list)) = spec.split_once(':') else {
-        return Ok(Vec::new());
-    };
+    match spec.split_once(':') {
+        Some((_, list)) => changes_in(spec, list),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The `key=value` changes of `list`, the part of `spec` after the colon that starts them (`ext:NAME:list`), none
+/// empty. A key given twice takes its last value: a spec extended with overrides (`auto`'s spec, then
+/// `,stages=4`) is how the trials write their variants.
+pub fn changes_in<'a>(spec: &str, list: &'a str) -> Result<Vec<(&'a str, &'a str)>> {
     if list.trim().is_empty() {
         return Err(Error::Config(format!(
             "`{spec}` has nothing after its colon: give key=value changes, or leave the colon out"
         )));
     }
-    list.split(',')
-        .map(|change| {
-            if change.trim().is_empty() {
-                return Err(Error::Config(format!(
-                    "an empty change in `{spec}` (a doubled or trailing comma?)"
-                )));
-            }
-            change
-                .split_once('=')
-                .map(|(key, value)| (key.trim(), value.trim()))
-                .ok_or_else(|| Error::Config(format!("`{change}` in `{spec}` is not key=value")))
-        })
-        .collect()
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for change in list.split(',') {
+        if change.trim().is_empty() {
+            return Err(Error::Config(format!(
+                "an empty change in `{spec}` (a doubled or trailing comma?)"
+            )));
+        }
+        let (key, value) = change
+            .split_once('=')
+            .map(|(key, value)| (key.trim(), value.trim()))
+            .ok_or_else(|| Error::Config(format!("`{change}` in `{spec}` is not key=value")))?;
+        pairs.push((key, value));
+    }
+    Ok(pairs)
 }
 
 /// A switch's value as a whole number.

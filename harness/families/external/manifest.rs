@@ -1062,7 +1062,10 @@ impl ExternalSpec {
     }
 
     fn parse_rest(spec: &str, rest: &str) -> Result<ExternalSpec> {
-        let (name, changes) = rest.split_once(':').unwrap_or((rest, ""));
+        let (name, changes) = match rest.split_once(':') {
+            Some((name, list)) => (name, crate::kernel::spec::changes_in(spec, list)?),
+            None => (rest, Vec::new()),
+        };
         let name = name.trim();
         if name.is_empty() {
             return Err(Error::Config(format!(
@@ -1095,13 +1098,10 @@ impl ExternalSpec {
             }
         };
         let manifest = std::fs::canonicalize(&manifest).unwrap_or(manifest);
-        let mut switches = Vec::new();
-        for change in changes.split(',').filter(|c| !c.trim().is_empty()) {
-            let (k, v) = change.split_once('=').ok_or_else(|| {
-                Error::Config(format!("`{change}` in `{spec}` is not SWITCH=VALUE"))
-            })?;
-            switches.push((k.trim().to_string(), v.trim().to_string()));
-        }
+        let switches = changes
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let spec = ExternalSpec { manifest, switches };
         spec.load()?;
         Ok(spec)
@@ -1677,7 +1677,7 @@ BN = { default = 128 }
                 "ext:/no/such/kernel.toml".to_string(),
                 "no manifest /no/such/kernel.toml",
             ),
-            (format!("ext:{}:BM", path.display()), "is not SWITCH=VALUE"),
+            (format!("ext:{}:BM", path.display()), "is not key=value"),
             (format!("ext:{}:BM=32", path.display()), "switches.BM: `32`"),
         ] {
             let e = ExternalSpec::parse(&bad).unwrap().unwrap_err().to_string();
