@@ -41,6 +41,11 @@ pub fn ladder(rungs: &[String], lines: &[LadderLine]) -> DrawResult<String> {
             .iter()
             .flat_map(|l| l.tflops.iter().flatten().chain(l.cublas_tflops.iter()))
             .fold(0.0f64, |a, &b| a.max(b));
+        if !top.is_finite() {
+            return Err(format!(
+                "the ladder's largest TFLOP/s, {top}, cannot be charted"
+            ));
+        }
         let n = rungs.len().max(1) as f64;
         let mut chart = ChartBuilder::on(&root)
             .caption(

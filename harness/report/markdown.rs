@@ -37,6 +37,7 @@ pub fn read_runs(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, String> {
                     f.display()
                 )
             })?;
+            run.validate().map_err(|e| format!("{}: {e}", f.display()))?;
             Ok((crate::report::results::run_name(f), run))
         })
         .collect()

@@ -179,6 +179,8 @@ impl RunFile {
         if self.suite.trim().is_empty() {
             return Err("the run names no suite".into());
         }
+        crate::settings::shard(&self.environment.settings)
+            .map_err(|e| format!("the run's shard setting cannot be: {e}"))?;
         let repeated = !matches!(self.suite.as_str(), "ablations" | "microbench")
             || self
                 .environment
@@ -187,6 +189,20 @@ impl RunFile {
                 .any(|(k, v)| k == "GEMM_ABLATE_REPEAT" && v.trim() != "1");
         let mut seen = std::collections::HashSet::new();
         for t in &self.trials {
+            // A time, throughput or bandwidth is a finite number of 0 or more, and far below what would overflow a
+            // chart's axis (at 1.8e308 TFLOP/s `report` looped drawing one: found by fuzzing the records).
+            for v in &t.variants {
+                if let Some(m) = v
+                    .measures
+                    .iter()
+                    .find(|m| !(m.value.is_finite() && (0.0..1e12).contains(&m.value)))
+                {
+                    return Err(format!(
+                        "trial {}: {}'s {} of {} {} cannot be",
+                        t.name, v.name, m.name, m.value, m.unit
+                    ));
+                }
+            }
             if !repeated && !seen.insert(t.name.as_str()) {
                 return Err(format!(
                     "trial {} appears twice in a run that did not repeat its trials",
@@ -205,6 +221,37 @@ impl RunFile {
                         "trial {}: ratio {} with interval [{lo}, {hi}] cannot be (a ratio is a positive number \
                          inside its own interval)",
                         t.name, e.ratio
+                    ));
+                }
+                // What `baseline` and `agree` compute from: the log estimate behind the ratio, its standard error,
+                // and the rule's band and confidence.
+                let s = &e.settings;
+                let log_sane = e.log_mean.is_finite()
+                    && (e.log_mean.exp() / e.ratio - 1.0).abs() < 1e-6
+                    && e.log_se.is_finite()
+                    && e.log_se >= 0.0
+                    && s.band > 0.0
+                    && s.band < 0.5
+                    && s.confidence > 0.0
+                    && s.confidence < 1.0;
+                if !log_sane {
+                    return Err(format!(
+                        "trial {}: log estimate {} (se {}) for ratio {}, band {} and confidence {} cannot be (the \
+                         log of the ratio, a standard error of 0 or more, a band in (0, 0.5), a confidence in (0, 1))",
+                        t.name, e.log_mean, e.log_se, e.ratio, s.band, s.confidence
+                    ));
+                }
+                // A decisive verdict lies on its side of 1.
+                let sided = match e.verdict {
+                    crate::measure::stats::Verdict::Faster => hi < 1.0,
+                    crate::measure::stats::Verdict::Slower => lo > 1.0,
+                    _ => true,
+                };
+                if !sided {
+                    return Err(format!(
+                        "trial {}: verdict {} with interval [{lo}, {hi}] cannot be",
+                        t.name,
+                        e.verdict.word()
                     ));
                 }
             }
@@ -473,6 +520,53 @@ mod tests {
                 }),
             ),
             ("no suite", Box::new(|v| v["suite"] = "".into())),
+            // Found by fuzzing (after f6883b2): `baseline` called an unchanged ratio faster from the log field,
+            // and `report` looped charting a throughput of 1.8e308.
+            (
+                "log estimate",
+                Box::new(|v| {
+                    let i = first_compared(v);
+                    v["trials"][i]["observed"]["Compared"]["log_mean"] = (-5.0).into();
+                }),
+            ),
+            (
+                "log estimate",
+                Box::new(|v| {
+                    let i = first_compared(v);
+                    v["trials"][i]["observed"]["Compared"]["settings"]["band"] = (-1.0).into();
+                }),
+            ),
+            (
+                "verdict",
+                Box::new(|v| {
+                    let i = first_compared(v);
+                    let c = &mut v["trials"][i]["observed"]["Compared"];
+                    let lo = c["ci"][0].as_f64().unwrap();
+                    c["verdict"] = if lo > 1.0 { "Faster" } else { "Slower" }.into();
+                    if lo <= 1.0 && c["ci"][1].as_f64().unwrap() >= 1.0 {
+                        c["verdict"] = "Faster".into();
+                    }
+                }),
+            ),
+            (
+                "us cannot be",
+                Box::new(|v| {
+                    let t = v["trials"]
+                        .as_array_mut()
+                        .unwrap()
+                        .iter_mut()
+                        .find(|t| t["variants"][0]["median_us"].is_number())
+                        .unwrap();
+                    t["variants"][0]["median_us"] = f64::MAX.into();
+                }),
+            ),
+            (
+                "shard setting",
+                Box::new(|v| {
+                    let s = v["environment"]["settings"].as_array_mut().unwrap();
+                    s.push(serde_json::json!(["GEMM_ABLATE_SHARD", "7/6"]));
+                }),
+            ),
         ];
         for (what, break_it) in cases {
             let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
