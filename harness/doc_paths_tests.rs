@@ -35,17 +35,12 @@ const NOT_IN_A_CLONE: [(&str, &str); 4] = [
 fn texts(root: &Path) -> Vec<std::path::PathBuf> {
     let mut files = vec![root.join("README.md"), root.join("ablations/HYPOTHESES.md")];
     for folder in ["docs", "kernels/ext"] {
-        let mut folders = vec![root.join(folder)];
-        while let Some(folder) = folders.pop() {
-            for entry in std::fs::read_dir(folder).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    folders.push(path);
-                } else if path.extension().is_some_and(|e| e == "md") {
-                    files.push(path);
-                }
-            }
-        }
+        let under = crate::test_files::files_under(&root.join(folder));
+        files.extend(
+            under
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "md")),
+        );
     }
     files
 }

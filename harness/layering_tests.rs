@@ -9,19 +9,7 @@ fn layers_import_only_downward() {
     let mut upward = Vec::new();
     for (rank, layer) in LAYERS.iter().enumerate() {
         // A layer's files, its subfolders' included (a family is a folder in families/).
-        let mut files = Vec::new();
-        let mut folders = vec![root.join(layer)];
-        while let Some(folder) = folders.pop() {
-            for entry in std::fs::read_dir(folder).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    folders.push(path);
-                } else {
-                    files.push(path);
-                }
-            }
-        }
-        for path in files {
+        for path in crate::test_files::files_under(&root.join(layer)) {
             let text = std::fs::read_to_string(&path).unwrap();
             // Test modules may reach anywhere.
             let code = text.split("#[cfg(test)]").next().unwrap_or("");
@@ -47,32 +35,25 @@ fn modules() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harness");
     let not_modules = ["lib.rs", "main.rs", "cli_tests.rs"];
     let mut found = Vec::new();
-    let mut folders = vec![root.clone()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                if path != root.join("cli") {
-                    folders.push(path);
-                }
-                continue;
-            }
-            let relative = path
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .to_string();
-            if !relative.ends_with(".rs") || not_modules.contains(&relative.as_str()) {
-                continue;
-            }
-            let name = relative
-                .trim_end_matches(".rs")
-                .trim_end_matches("/mod")
-                .replace('/', "::");
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
-            found.push((name, code));
+    for path in crate::test_files::files_under(&root) {
+        if path.starts_with(root.join("cli")) {
+            continue;
         }
+        let relative = path
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        if !relative.ends_with(".rs") || not_modules.contains(&relative.as_str()) {
+            continue;
+        }
+        let name = relative
+            .trim_end_matches(".rs")
+            .trim_end_matches("/mod")
+            .replace('/', "::");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+        found.push((name, code));
     }
     found
 }

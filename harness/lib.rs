@@ -29,6 +29,8 @@ mod doc_paths_tests;
 #[cfg(test)]
 mod layering_tests;
 #[cfg(test)]
+mod test_files;
+#[cfg(test)]
 mod validation_tests;
 
 pub use families::loadpath::config::LoadPathConfig;

@@ -778,16 +778,13 @@ mod tests {
     fn every_variable_a_script_uses_is_a_setting_or_a_recipe_s() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut scripts = vec![root.join(".ci/run")];
-        let mut folders = vec![root.join("tools"), root.join("kernels/ext")];
-        while let Some(folder) = folders.pop() {
-            for entry in std::fs::read_dir(folder).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    folders.push(path);
-                } else if path.extension().is_some_and(|e| e == "sh" || e == "py") {
-                    scripts.push(path);
-                }
-            }
+        for folder in ["tools", "kernels/ext"] {
+            let under = crate::test_files::files_under(&root.join(folder));
+            scripts.extend(
+                under
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "sh" || e == "py")),
+            );
         }
         let mut unknown = std::collections::BTreeSet::new();
         let mut seen = 0;
