@@ -998,6 +998,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             // The partial sums reach the compiler only as the wgmma asm's outputs: pin their reads after the wait.
             fence_registers(part);
 #endif
+#if SCALE_LOADS
+            // Every lane read A's scales from this stage's slot; lane 0's release orders only its own reads, so the
+            // warp meets first and the producer's next copy into the slot waits for all of them (racecheck found
+            // the copy racing the other lanes' loads).
+            __syncwarp();
+#endif
             if (lane == 0) {
               if (held) release_stage(empty_bar + 8 * ((p - 1) % STAGES));
               release_stage(empty_bar + 8 * s);
