@@ -39,7 +39,7 @@ usage: gemm-ablate [COMMAND]   (no command: the main job, as `ladder`)
 DTYPE: fp16 (the default), bf16, e4m3, e4m3-row, e4m3-block (FP8; -f16 for an fp16 output). SHAPE: a standard shape's name or MxNxK.
 ";
 
-/// `command` was given too little (or something it does not take): its usage line, exit 2.
+/// `command` was given too little: its usage line, exit 2.
 fn usage_of(command: &str) -> ExitCode {
     let line = USAGE
         .lines()

@@ -30,20 +30,19 @@ pub fn changes_in<'a>(spec: &str, list: &'a str) -> Result<Vec<(&'a str, &'a str
             "`{spec}` has nothing after its colon: give key=value changes, or leave the colon out"
         )));
     }
-    let mut pairs: Vec<(&str, &str)> = Vec::new();
-    for change in list.split(',') {
-        if change.trim().is_empty() {
-            return Err(Error::Config(format!(
-                "an empty change in `{spec}` (a doubled or trailing comma?)"
-            )));
-        }
-        let (key, value) = change
-            .split_once('=')
-            .map(|(key, value)| (key.trim(), value.trim()))
-            .ok_or_else(|| Error::Config(format!("`{change}` in `{spec}` is not key=value")))?;
-        pairs.push((key, value));
-    }
-    Ok(pairs)
+    list.split(',')
+        .map(|change| {
+            if change.trim().is_empty() {
+                return Err(Error::Config(format!(
+                    "an empty change in `{spec}` (a doubled or trailing comma?)"
+                )));
+            }
+            change
+                .split_once('=')
+                .map(|(key, value)| (key.trim(), value.trim()))
+                .ok_or_else(|| Error::Config(format!("`{change}` in `{spec}` is not key=value")))
+        })
+        .collect()
 }
 
 /// A switch's value as a whole number.
