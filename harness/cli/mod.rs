@@ -14,6 +14,11 @@ pub fn emit(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
+/// Why `command` takes no `auto`: it picks a kernel only for a shape.
+pub fn auto_needs_a_shape(command: &str) -> String {
+    format!("`auto` picks a kernel per shape: `gemm-ablate auto SHAPE` prints the spec it picks, which {command} takes")
+}
+
 /// Bad input: the message on standard error and exit status 2, before anything is built or launched.
 pub fn refuse(message: &str) -> ExitCode {
     eprintln!("{message}");

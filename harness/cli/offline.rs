@@ -279,8 +279,7 @@ pub(crate) fn build(args: &[String]) -> ExitCode {
             Some(outside) => outside,
             None if spec.eq_ignore_ascii_case("cublas") => Ok(VariantSpec::Cublas),
             None if spec.eq_ignore_ascii_case("auto") => Err(harness::error::Error::Config(
-                "`auto` picks a kernel per shape: `gemm-ablate auto SHAPE` prints the spec it picks, which build takes"
-                    .into(),
+                super::auto_needs_a_shape("build"),
             )),
             None => harness::kernel::ladder::parse_spec(spec).map(|c| VariantSpec::gemm(spec, c)),
         };

@@ -25,7 +25,7 @@ pub(crate) fn show(args: &[String]) -> ExitCode {
         }
     };
     if spec.eq_ignore_ascii_case("auto") {
-        return refuse("`auto` picks a kernel per shape: `gemm-ablate auto SHAPE` prints the spec it picks, which show takes");
+        return refuse(&super::auto_needs_a_shape("show"));
     }
     if spec.eq_ignore_ascii_case("cublas") {
         return refuse("cuBLAS's kernels are not ours to show: show takes a rung, a rung with switches, stream or skinny");
