@@ -2,7 +2,8 @@
 # Issue 38: why does Triton's do_bench time the Triton peer 12% slower than the harness's `sustain` at
 # 8192x28672x8192? nvidia-smi read 1305-1350 MHz just after do_bench and 1905-1935 MHz in sustain's settled half
 # (results/h100/4b4f5d0). This samples the SM clock, power and throttle reasons every 100 ms through both tools, one
-# after the other on one machine, and prints each phase's clock and power. If do_bench's phase runs at the lower
+# after the other on one machine, and prints each phase's clock and power (do_bench's three timings: normal and
+# uniform operands with its L2 flush, uniform back to back; then sustain). If do_bench's phase runs at the lower
 # clock, the gap is the clock (its L2 flush between calls and the calls themselves draw power), not the timing method.
 # Usage on the device, from the repository root, with OUT set: tools/do-bench-clock-trace.sh [MxNxK]
 set -uo pipefail
@@ -13,7 +14,7 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.activ
 sampler=$!
 mark() { echo "$(date +%Y/%m/%d\ %H:%M:%S.%3N) $1" >> "$marks"; }  # local time, as nvidia-smi writes its timestamps
 sleep 1
-mark do_bench-start; python3 tools/h200-do-bench.py "$shape" 2>&1 | tee "$OUT/do-bench.log"; mark do_bench-end
+CLOCK_MARKS=$marks python3 tools/h200-do-bench.py "$shape" 2>&1 | tee "$OUT/do-bench.log"
 sleep 2
 name=prefill_mlp_up; [[ $shape == 4096x4096x4096 ]] && name=square4096
 mark sustain-start; .gpu/gemm-ablate sustain "$name" ext:triton_persistent --seconds 3 2>&1 | tee "$OUT/sustain.log"
@@ -35,7 +36,7 @@ marks = {}
 for line in open(sys.argv[2]):
     day, clock, name = line.split()
     marks[name] = datetime.strptime(f"{day} {clock}", "%Y/%m/%d %H:%M:%S.%f")
-for phase in ("do_bench", "sustain"):
+for phase in [name[:-len("-start")] for name in marks if name.endswith("-start")]:
     inside = [r for r in rows if marks[f"{phase}-start"] <= r[0] <= marks[f"{phase}-end"]]
     busy = [r for r in inside if r[2] > 150]  # samples with the card drawing real power: the kernel running
     if not busy:

@@ -8,6 +8,12 @@ and times it with triton.testing.do_bench (L2 flushed before each call, the medi
 clock nvidia-smi reads just before and after. Run the harness's time of the same module in the same call, each
 kernel alone: `.gpu/gemm-ablate sustain SHAPE ext:triton_persistent --seconds 3`.
 
+Each shape is timed three ways: operands drawn as torch.randn draws them (normal), as the harness draws them
+(uniform in [-1, 1)), each with do_bench's L2 flush, and uniform without the flush (the harness times back to
+back). Under a power cap the operands' values move the clock (a tensor core switching more bits draws more power),
+so only the uniform draw times the same work as the harness. With CLOCK_MARKS set to a file, each timing appends
+its start and end (local time, as nvidia-smi stamps its samples) for tools/do-bench-clock-trace.sh.
+
 Usage, from the repository root on the device: python3 tools/h200-do-bench.py [MxNxK ...]   (default 4096x4096x4096
 and 8192x28672x8192, whose M, N, K are the standard square4096 and prefill_mlp_up)
 """
@@ -16,6 +22,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from datetime import datetime
 
 import torch
 import triton
@@ -49,22 +57,61 @@ def main(shapes):
     cfg = build.CONFIG
     for text in shapes:
         m, n, k = (int(x) for x in text.split("x"))
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-        b = torch.randn(n, k, device="cuda", dtype=torch.float16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float16)
         grid = (min(SMS, triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])), 1, 1)
         launch = kernel[grid]
-        args = (a, b, c, m, n, k, n, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["GROUP_M"])
-        launch(*args)
-        torch.cuda.synchronize()
-        err = (c.float() - (a.float() @ b.float().T)).abs().max().item()
-        before = sm_clock()
-        ms = triton.testing.do_bench(lambda: launch(*args), warmup=200, rep=2000, return_mode="median")
-        after = sm_clock()
-        flops = 2 * m * n * k / (ms * 1e-3) / 1e12
-        print(f"{text}: do_bench median {ms * 1e3:.1f} us ({flops:.0f} TFLOP/s), max abs error {err:.4f} against "
-              f"torch in fp32, SM clock {before} before, {after} after")
+        draws = {
+            "normal": lambda rows: torch.randn(rows, k, device="cuda", dtype=torch.float16),
+            "uniform": lambda rows: torch.rand(rows, k, device="cuda", dtype=torch.float16) * 2 - 1,
+        }
+        for draw, flush in (("normal", True), ("uniform", True), ("uniform", False)):
+            a, b = draws[draw](m), draws[draw](n)
+            args = (a, b, c, m, n, k, n, cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"], cfg["GROUP_M"])
+            launch(*args)
+            torch.cuda.synchronize()
+            err = (c.float() - (a.float() @ b.float().T)).abs().max().item()
+            label = f"{text}:{draw}:{'flush' if flush else 'no-flush'}"
+            before = sm_clock()
+            mark(f"{label}-start")
+            if flush:
+                ms = triton.testing.do_bench(lambda: launch(*args), warmup=200, rep=2000, return_mode="median")
+            else:
+                ms = back_to_back(lambda: launch(*args))
+            mark(f"{label}-end")
+            after = sm_clock()
+            flops = 2 * m * n * k / (ms * 1e-3) / 1e12
+            print(f"{label}: median {ms * 1e3:.1f} us ({flops:.0f} TFLOP/s), max abs error {err:.4f} against torch"
+                  f" in fp32, SM clock {before} before, {after} after")
+            time.sleep(1)  # a gap in the clock trace between timings
 
+
+def back_to_back(fn, warmup_ms=200, rep_ms=2000):
+    """do_bench's timing without its L2 flush: per-call events, calls queued back to back, the median."""
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    while time.perf_counter() - start < warmup_ms / 1e3:
+        fn()
+        torch.cuda.synchronize()
+    events = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < rep_ms / 1e3:
+        batch = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(20)]
+        for begin, end in batch:
+            begin.record()
+            fn()
+            end.record()
+        torch.cuda.synchronize()
+        events += batch
+    times = sorted(begin.elapsed_time(end) for begin, end in events)
+    return times[len(times) // 2]
+
+
+def mark(label):
+    path = os.environ.get("CLOCK_MARKS")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(f"{datetime.now().strftime('%Y/%m/%d %H:%M:%S.%f')[:-3]} {label}\n")
 
 if __name__ == "__main__":
     main(sys.argv[1:] or ["4096x4096x4096", "8192x28672x8192"])
