@@ -3,7 +3,7 @@
 # 8192x28672x8192? nvidia-smi read 1305-1350 MHz just after do_bench and 1905-1935 MHz in sustain's settled half
 # (results/h100/4b4f5d0). This samples the SM clock, power and throttle reasons every 100 ms through both tools, one
 # after the other on one machine, and prints each phase's clock and power (do_bench's three timings: normal and
-# uniform operands with its L2 flush, uniform back to back; then sustain). If do_bench's phase runs at the lower
+# uniform operands with its L2 flush, uniform back to back, torch.mm back to back; then sustain of the module and cuBLAS). If do_bench's phase runs at the lower
 # clock, the gap is the clock (its L2 flush between calls and the calls themselves draw power), not the timing method.
 # Usage on the device, from the repository root, with OUT set: tools/do-bench-clock-trace.sh [MxNxK]
 set -uo pipefail
@@ -17,7 +17,7 @@ sleep 1
 CLOCK_MARKS=$marks python3 tools/h200-do-bench.py "$shape" 2>&1 | tee "$OUT/do-bench.log"
 sleep 2
 name=prefill_mlp_up; [[ $shape == 4096x4096x4096 ]] && name=square4096
-mark sustain-start; .gpu/gemm-ablate sustain "$name" ext:triton_persistent --seconds 3 2>&1 | tee "$OUT/sustain.log"
+mark sustain-start; .gpu/gemm-ablate sustain "$name" ext:triton_persistent cublas --seconds 3 2>&1 | tee "$OUT/sustain.log"
 mark sustain-end
 sleep 1; kill "$sampler"
 # Each phase's samples: median SM clock and power, and the throttle reasons seen.

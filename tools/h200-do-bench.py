@@ -10,7 +10,7 @@ kernel alone: `.gpu/gemm-ablate sustain SHAPE ext:triton_persistent --seconds 3`
 
 Each shape is timed three ways: operands drawn as torch.randn draws them (normal), as the harness draws them
 (uniform in [-1, 1)), each with do_bench's L2 flush, and uniform without the flush (the harness times back to
-back). Under a power cap the operands' values move the clock (a tensor core switching more bits draws more power),
+back; then cuBLAS through torch.mm, uniform, back to back). Under a power cap the operands' values move the clock (a tensor core switching more bits draws more power),
 so only the uniform draw times the same work as the harness. With CLOCK_MARKS set to a file, each timing appends
 its start and end (local time, as nvidia-smi stamps its samples) for tools/do-bench-clock-trace.sh.
 
@@ -83,6 +83,13 @@ def main(shapes):
             print(f"{label}: median {ms * 1e3:.1f} us ({flops:.0f} TFLOP/s), max abs error {err:.4f} against torch"
                   f" in fp32, SM clock {before} before, {after} after")
             time.sleep(1)  # a gap in the clock trace between timings
+        # cuBLAS through torch on the same operands, back to back: if it too draws more power here than under the
+        # harness's `sustain ... cublas`, what differs is the process or the operands, not the Triton module.
+        label = f"{text}:uniform:no-flush:torch.mm"
+        mark(f"{label}-start")
+        ms = back_to_back(lambda: torch.mm(a, b.t(), out=c))
+        mark(f"{label}-end")
+        print(f"{label}: median {ms * 1e3:.1f} us ({2 * m * n * k / (ms * 1e-3) / 1e12:.0f} TFLOP/s)")
 
 
 def back_to_back(fn, warmup_ms=200, rep_ms=2000):
