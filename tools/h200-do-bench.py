@@ -62,7 +62,7 @@ def main(shapes):
         launch = kernel[grid]
         draws = {
             "normal": lambda rows: torch.randn(rows, k, device="cuda", dtype=torch.float16),
-            "uniform": lambda rows: torch.rand(rows, k, device="cuda", dtype=torch.float16) * 2 - 1,
+            "uniform": lambda rows: (torch.rand(rows, k, device="cuda") * 2 - 1).half(),  # drawn in fp32, as util.cu
         }
         for draw, flush in (("normal", True), ("uniform", True), ("uniform", False)):
             a, b = draws[draw](m), draws[draw](n)
