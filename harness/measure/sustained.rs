@@ -65,6 +65,11 @@ pub struct Settled {
     pub mj_per_launch: Option<f64>,
     /// Batches read with the software power cap among the clock-event reasons.
     pub power_capped_fraction: Option<f64>,
+    /// The share of the window's wall time the card spent in the batches (their events' time over the time between
+    /// the reading before the window and its last): what the host's reads after each batch leave idle (H135).
+    /// Records before it lack it.
+    #[serde(default)]
+    pub busy_fraction: Option<f64>,
 }
 
 /// One variant's sustained run.
@@ -79,6 +84,16 @@ pub struct SustainedRun {
 }
 
 const POWER_CAP_BIT: u64 = 0x4;
+
+/// A batch's length in a sustained run, in ms. After each batch the host waits for it and reads NVML and the
+/// probes, which leaves the card idle about 4 ms (3.9-4.4 ms a batch in e9f627a's clock trials on the H200): with
+/// the rounds' 3 ms batches the card was busy 38-46% of the time, its average power under the cap, so the clock
+/// it "settled" at was a part-time one and the kernel ran 9-12% faster than back to back (H135). 100 ms batches
+/// keep it busy about 96%; a run shorter than 4 s takes shorter batches, so that its settled half still holds
+/// about 20.
+pub fn batch_ms(seconds: f64) -> f64 {
+    (seconds * 1e3 / 40.0).min(100.0)
+}
 
 /// The one-thread kernel that reads the SM clock right after the work before it in the stream.
 pub struct ClockAfter {
@@ -195,6 +210,17 @@ pub fn settle(samples: &[Sample], seconds: f64) -> Option<Settled> {
         _ => None,
     };
     let throttles: Vec<u64> = w.iter().filter_map(|s| s.throttle).collect();
+    let busy_s: f64 = w
+        .iter()
+        .map(|s| f64::from(s.launches) * s.us_per_launch / 1e6)
+        .sum();
+    let span_s = w.last().map_or(0.0, |l| l.at_s) - before.map_or(w[0].at_s, |b| b.at_s);
+    // Without a reading before the window its first batch has no start to count from: leave it out.
+    let busy_s = if before.is_some() {
+        busy_s
+    } else {
+        busy_s - f64::from(w[0].launches) * w[0].us_per_launch / 1e6
+    };
     Some(Settled {
         from_s,
         batches: w.len(),
@@ -217,6 +243,7 @@ pub fn settle(samples: &[Sample], seconds: f64) -> Option<Settled> {
                 .count() as f64
                 / throttles.len() as f64
         }),
+        busy_fraction: (span_s > 0.0).then(|| busy_s / span_s),
     })
 }
 
@@ -269,6 +296,26 @@ mod tests {
         // The counter before the window read 1000 + 50 * 8; its end 1000 + 50 * 19: 550 mJ over 110 launches.
         assert!((s.mj_per_launch.unwrap() - 5.0).abs() < 1e-9);
         assert_eq!(s.power_capped_fraction, Some(1.0));
+        // 11 batches of 10 launches of 120 us (13.2 ms) between the readings at 0.9 s and 2.0 s.
+        assert!((s.busy_fraction.unwrap() - 0.0132 / 1.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_run_busy_back_to_back_reads_busy_all_the_time() {
+        // Batches of 10 launches of 10 ms each, one every 100 ms: the card never idles.
+        let samples: Vec<Sample> = (0..40)
+            .map(|i| sample(0.1 * (i + 1) as f64, 10_000.0, 1400, 0, 0x4))
+            .collect();
+        let s = settle(&samples, 4.0).unwrap();
+        assert!((s.busy_fraction.unwrap() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn batches_are_long_enough_to_keep_the_card_busy_and_many_enough_to_settle() {
+        assert_eq!(batch_ms(4.0), 100.0);
+        assert_eq!(batch_ms(60.0), 100.0);
+        // A 1 s run: 25 ms batches, 20 of them in its settled half.
+        assert_eq!(batch_ms(1.0), 25.0);
     }
 
     #[test]

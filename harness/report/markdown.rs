@@ -505,7 +505,7 @@ fn sustained(md: &mut String, trials: &[TrialRecord]) {
     for t in trials.iter().filter(|t| !t.sustained.is_empty()) {
         let _ = writeln!(
             md,
-            "#### {} (each kernel alone)\n\n| pass | variant | us a launch | NVML MHz | probed MHz | MHz right after | cycles (K) | W | mJ a GEMM | batches power-capped |\n|---|---|---|---|---|---|---|---|---|---|",
+            "#### {} (each kernel alone)\n\n| pass | variant | us a launch | NVML MHz | probed MHz | MHz right after | cycles (K) | W | mJ a GEMM | batches power-capped | card busy |\n|---|---|---|---|---|---|---|---|---|---|---|",
             t.name
         );
         for r in &t.sustained {
@@ -513,7 +513,7 @@ fn sustained(md: &mut String, trials: &[TrialRecord]) {
                 Some(s) => {
                     let _ = writeln!(
                         md,
-                        "| {} | `{}` | {:.1} | {} | {} | {} | {} | {} | {} | {} |",
+                        "| {} | `{}` | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} |",
                         r.pass,
                         r.variant,
                         s.us_per_launch,
@@ -523,13 +523,14 @@ fn sustained(md: &mut String, trials: &[TrialRecord]) {
                         opt(s.kcycles_per_launch, 1),
                         opt(s.power_w, 0),
                         opt(s.mj_per_launch, 1),
-                        opt(s.power_capped_fraction.map(|f| f * 100.0), 0) + "%"
+                        opt(s.power_capped_fraction.map(|f| f * 100.0), 0) + "%",
+                        opt(s.busy_fraction.map(|f| f * 100.0), 0) + "%"
                     );
                 }
                 None => {
                     let _ = writeln!(
                         md,
-                        "| {} | `{}` | too few batches to summarize | | | | | | | |",
+                        "| {} | `{}` | too few batches to summarize | | | | | | | | |",
                         r.pass, r.variant
                     );
                 }

@@ -191,13 +191,14 @@ pub fn record_text(r: &TrialRecord) -> String {
 /// Sustained runs, one line each over its settled second half; time and clock also over the same pass's first
 /// variant (runs one after another in one process: a steady state each, not a paired verdict). MHz is what NVML
 /// reports, probed what a `clock_probe=1` kernel measured itself, after what one thread measured right after each
-/// batch (any variant, cuBLAS too); kcycles are at the probed clock (none without it).
+/// batch (any variant, cuBLAS too); kcycles are at the probed clock (none without it); busy% the share of the
+/// time the card spent in the batches (below about 95% the run is not back to back, H135).
 pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "  {:<4} {:<34} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
+        "  {:<4} {:<34} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>5} {:>7} {:>7}",
         "pass",
         "variant (settled half)",
         "us",
@@ -210,6 +211,7 @@ pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> Stri
         "W",
         "mJ/GEMM",
         "capped",
+        "busy%",
         "t/first",
         "f/first"
     );
@@ -232,7 +234,7 @@ pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> Stri
             .and_then(|f| f.settled.as_ref());
         let _ = writeln!(
             out,
-            "  {:<4} {:<34} {:>9.1} {:>6.2} {:>6.3} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>7} {:>7}",
+            "  {:<4} {:<34} {:>9.1} {:>6.2} {:>6.3} {:>6} {:>6} {:>6} {:>8} {:>5} {:>8} {:>6} {:>5} {:>7} {:>7}",
             r.pass,
             r.variant,
             s.us_per_launch,
@@ -245,6 +247,7 @@ pub fn sustained_table(runs: &[crate::measure::sustained::SustainedRun]) -> Stri
             opt(s.power_w, 0),
             opt(s.mj_per_launch, 1),
             opt(s.power_capped_fraction.map(|f| f * 100.0), 0),
+            opt(s.busy_fraction.map(|f| f * 100.0), 0),
             opt(first.map(|f| s.us_per_launch / f.us_per_launch), 3),
             opt(
                 first.and_then(|f| Some(s.sm_clock_mhz? / f.sm_clock_mhz?)),

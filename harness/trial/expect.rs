@@ -347,6 +347,7 @@ mod tests {
                 power_w: Some(480.0),
                 mj_per_launch: Some(200.0),
                 power_capped_fraction: Some(0.0),
+                busy_fraction: Some(0.96),
             }),
         }
     }

@@ -574,7 +574,7 @@ fn sustain_job(
                 v,
                 sets,
                 seconds,
-                ctx.settings.timing.target_batch_ms,
+                crate::measure::sustained::batch_ms(seconds),
                 Some(&probe),
             )
             .map_err(|e| ctx.hang.explain(e))?;
