@@ -8,11 +8,11 @@ and times it with triton.testing.do_bench (L2 flushed before each call, the medi
 clock nvidia-smi reads just before and after. Run the harness's time of the same module in the same call, each
 kernel alone: `.gpu/gemm-ablate sustain SHAPE ext:triton_persistent --seconds 3`.
 
-Each shape is timed three ways: operands drawn as torch.randn draws them (normal), as the harness draws them
-(uniform in [-1, 1)), each with do_bench's L2 flush, and uniform without the flush (the harness times back to
-back; then cuBLAS through torch.mm, uniform, back to back). Under a power cap the operands' values move the clock (a tensor core switching more bits draws more power),
-so only the uniform draw times the same work as the harness. With CLOCK_MARKS set to a file, each timing appends
-its start and end (local time, as nvidia-smi stamps its samples) for tools/do-bench-clock-trace.sh.
+Each shape is timed three ways: operands drawn as torch.randn draws them (normal) and as the harness draws them
+(uniform in [-1, 1), drawn in fp32 and rounded), each with do_bench's L2 flush, and uniform back to back without
+the flush; then cuBLAS through torch.mm on the same operands, back to back. On two H100s the flush and the draw
+moved do_bench by at most 1.2% (results/h100/ed840ea/do-bench/). With CLOCK_MARKS set to a file, each timing
+appends its start and end (local time, as nvidia-smi stamps its samples) for tools/do-bench-clock-trace.sh.
 
 Usage, from the repository root on the device: python3 tools/h200-do-bench.py [MxNxK ...]   (default 4096x4096x4096
 and 8192x28672x8192, whose M, N, K are the standard square4096 and prefill_mlp_up)
@@ -83,8 +83,8 @@ def main(shapes):
             print(f"{label}: median {ms * 1e3:.1f} us ({flops:.0f} TFLOP/s), max abs error {err:.4f} against torch"
                   f" in fp32, SM clock {before} before, {after} after")
             time.sleep(1)  # a gap in the clock trace between timings
-        # cuBLAS through torch on the same operands, back to back: if it too draws more power here than under the
-        # harness's `sustain ... cublas`, what differs is the process or the operands, not the Triton module.
+        # cuBLAS through torch on the same operands, back to back: the vendor's kernel against the harness's
+        # `sustain ... cublas` (the clock trace runs both), as for the Triton module.
         label = f"{text}:uniform:no-flush:torch.mm"
         mark(f"{label}-start")
         ms = back_to_back(lambda: torch.mm(a, b.t(), out=c))

@@ -210,17 +210,13 @@ pub fn settle(samples: &[Sample], seconds: f64) -> Option<Settled> {
         _ => None,
     };
     let throttles: Vec<u64> = w.iter().filter_map(|s| s.throttle).collect();
-    let busy_s: f64 = w
+    // Without a reading before the window its first batch has no start to count from: it is left out.
+    let counted = if before.is_some() { &w[..] } else { &w[1..] };
+    let busy_s: f64 = counted
         .iter()
         .map(|s| f64::from(s.launches) * s.us_per_launch / 1e6)
         .sum();
-    let span_s = w.last().map_or(0.0, |l| l.at_s) - before.map_or(w[0].at_s, |b| b.at_s);
-    // Without a reading before the window its first batch has no start to count from: leave it out.
-    let busy_s = if before.is_some() {
-        busy_s
-    } else {
-        busy_s - f64::from(w[0].launches) * w[0].us_per_launch / 1e6
-    };
+    let span_s = w[w.len() - 1].at_s - before.map_or(w[0].at_s, |b| b.at_s);
     Some(Settled {
         from_s,
         batches: w.len(),
