@@ -149,10 +149,7 @@ pub(crate) fn auto(args: &[String]) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    if let Some(extra) = args
-        .iter()
-        .find(|a| *a == "--ranges" || a.starts_with("--"))
-    {
+    if let Some(extra) = args.iter().find(|a| a.starts_with("--")) {
         return refuse(&format!(
             "auto takes shapes, or --ranges NxK alone, and --sms N; `{extra}` does not fit here"
         ));

@@ -17,7 +17,7 @@ pub(crate) fn show(args: &[String]) -> ExitCode {
     };
     let spec = match words[..] {
         [spec] => spec,
-        [] => return refuse(RUNG_MISSING),
+        [] => return refuse(&format!("a rung is missing: {RUNG_FORMS}")),
         [_, extra, ..] => {
             return refuse(&format!(
                 "show takes one spec, a dtype and --all; `{extra}` is none of them"
@@ -61,7 +61,7 @@ pub(crate) fn show(args: &[String]) -> ExitCode {
 pub(crate) fn diff(args: &[String]) -> ExitCode {
     let (a, b) = match args {
         [a, b] => (a, b),
-        [_] | [] => return refuse(RUNG_MISSING),
+        [_] | [] => return refuse(&format!("a rung is missing: {RUNG_FORMS}")),
         [_, _, extra, ..] => return refuse(&format!("diff takes two rungs; `{extra}` is a third")),
     };
     let (a, b) = match (rung(a), rung(b)) {
@@ -90,15 +90,11 @@ pub(crate) fn diff(args: &[String]) -> ExitCode {
     }
 }
 
-const RUNG_MISSING: &str =
-    "a rung is missing: give a number (4), a word (swizzle) or a name (rung4_swizzle)";
+/// How a rung is named, for the messages that ask for one.
+const RUNG_FORMS: &str = "give a number (4), a word (swizzle) or a name (rung4_swizzle)";
 
 fn rung(text: &str) -> Result<Rung, String> {
-    Rung::parse(text).ok_or_else(|| {
-        format!(
-            "unknown rung {text:?}: give a number (4), a word (swizzle) or a name (rung4_swizzle)"
-        )
-    })
+    Rung::parse(text).ok_or_else(|| format!("unknown rung {text:?}: {RUNG_FORMS}"))
 }
 
 /// A rung's program for `dtype`, headed by what the rung changes and what the seed found for that step.
