@@ -30,6 +30,14 @@ pub const COPY_FLOOR_TB_S: f64 = 4.30;
 /// `read_floor::` trials measure it again in every microbench run. A GEMM that streams weights cannot go faster.
 pub const READ_FLOOR_TB_S: f64 = 4.09;
 
+/// The floors above were measured on the H200 and hold only there: another GPU's bandwidth is shown without them
+/// (an H100's HBM3 reads about a fifth slower, and no floor of its own has been committed).
+pub fn floors_for(gpu_name: Option<&str>) -> Option<(f64, f64)> {
+    gpu_name
+        .filter(|name| name.contains("H200"))
+        .map(|_| (READ_FLOOR_TB_S, COPY_FLOOR_TB_S))
+}
+
 /// Load-path kernels: bytes landed in shared memory per second.
 pub const FILL_RATE: &str = "shared-memory fill";
 

@@ -74,20 +74,20 @@ pub fn check_line(c: &CheckReport) -> String {
 }
 
 /// "190.5 us, throughput 722.1 TFLOP/s, effective bandwidth 1.06 TB/s (26% of the 4.09 TB/s read floor, 25% of the
-/// 4.30 TB/s copy)": every measure with its unit, the bandwidth beside the floors it is measured against.
-pub fn measures_line(ms: &[Measure]) -> String {
+/// 4.30 TB/s copy)": every measure with its unit, the bandwidth beside the floors it is measured against where
+/// `gpu_name` is a GPU they were measured on (`measures::floors_for`).
+pub fn measures_line(ms: &[Measure], gpu_name: Option<&str>) -> String {
+    let floors = measures::floors_for(gpu_name);
     ms.iter()
-        .map(|m| match m.name.as_str() {
-            measures::TIME => format!("{:.1} {}", m.value, m.unit),
-            measures::BANDWIDTH => format!(
-                "{} {:.2} {} ({:.0}% of the {:.2} TB/s read floor, {:.0}% of the {:.2} TB/s copy)",
+        .map(|m| match (m.name.as_str(), floors) {
+            (measures::TIME, _) => format!("{:.1} {}", m.value, m.unit),
+            (measures::BANDWIDTH, Some((read, copy))) => format!(
+                "{} {:.2} {} ({:.0}% of the {read:.2} TB/s read floor, {:.0}% of the {copy:.2} TB/s copy)",
                 m.name,
                 m.value,
                 m.unit,
-                100.0 * m.value / measures::READ_FLOOR_TB_S,
-                measures::READ_FLOOR_TB_S,
-                100.0 * m.value / measures::COPY_FLOOR_TB_S,
-                measures::COPY_FLOOR_TB_S
+                100.0 * m.value / read,
+                100.0 * m.value / copy,
             ),
             _ if m.value < 10.0 => format!("{} {:.2} {}", m.name, m.value, m.unit),
             _ => format!("{} {:.1} {}", m.name, m.value, m.unit),
@@ -110,7 +110,10 @@ pub fn record_text(r: &TrialRecord) -> String {
         let timing = if v.measures.is_empty() {
             String::new()
         } else {
-            format!(", {}", measures_line(&v.measures))
+            format!(
+                ", {}",
+                measures_line(&v.measures, r.gpu.as_ref().map(|g| g.name.as_str()))
+            )
         };
         let check = v
             .check
@@ -599,15 +602,23 @@ mod tests {
     }
 
     #[test]
-    fn bandwidth_is_shown_beside_its_floor() {
+    fn bandwidth_is_shown_beside_its_floor_on_the_gpu_that_measured_it() {
         // 1x8192x8192 in 42.9 us: 134 MB of weights.
         let shape = crate::kernel::problem::Shape::new("m1", 1, 8192, 8192);
-        let line = super::measures_line(&crate::measure::measures::gemm(42.9, &shape));
+        let measures = crate::measure::measures::gemm(42.9, &shape);
+        let line = super::measures_line(&measures, Some("NVIDIA H200"));
         assert!(
             line.contains(
                 "effective bandwidth 3.13 TB/s (77% of the 4.09 TB/s read floor, 73% of the 4.30 TB/s copy)"
             ),
             "{line}"
         );
+        for other in [Some("NVIDIA H100 80GB HBM3"), None] {
+            let line = super::measures_line(&measures, other);
+            assert!(
+                line.ends_with("effective bandwidth 3.13 TB/s"),
+                "{other:?}: {line}"
+            );
+        }
     }
 }
