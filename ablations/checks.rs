@@ -91,7 +91,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ..top()
     };
     let rung4 = || Rung::Swizzle128.config().with_tile_k(128);
-    let variants: [(&str, GemmConfig, DType, &[&str]); 13] = [
+    let variants: [(&str, GemmConfig, DType, &[&str]); 15] = [
         ("rung10_k128", top(), tensor, &whole_and_partial),
         ("rung10_k128", top(), row, &whole_and_partial),
         (
@@ -135,6 +135,31 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
             },
             block,
             &["square4096", "tokens_384", "1000x1000x1008"],
+        ),
+        // H136: each k-block's scales loaded one k-block ahead, from global memory and beside the stage's copy.
+        (
+            "rung10_bn128_promote1_prefetch",
+            GemmConfig {
+                scale_prefetch: true,
+                ..promoted(1)
+            },
+            block,
+            &[
+                "square4096",
+                "attn_out_777",
+                "1000x1000x1008",
+                "256x384x640",
+            ],
+        ),
+        (
+            "rung10_bn128_promote1_stage_prefetch",
+            GemmConfig {
+                scale_loads: true,
+                scale_prefetch: true,
+                ..promoted(1)
+            },
+            block,
+            &["tokens_384", "1000x1000x1008"],
         ),
         ("rung4_k128", rung4(), tensor, &["attn_out_777"]),
         ("rung4_k128", rung4(), row, &["attn_out_777"]),
@@ -422,7 +447,7 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
 }
 
 /// FP8's kernels under the sanitizer (issue 40): the top rung in each scaling scheme, promoted, with A's block
-/// scales copied with the stage, unswizzled, the direct epilogue with row scales, and `auto`'s swap-AB kernel with
+/// scales copied with the stage (and the next k-block's loaded ahead, H136), unswizzled, the direct epilogue with row scales, and `auto`'s swap-AB kernel with
 /// row scales (the scales handed over crosswise). Block scales on K = 640: five k-blocks, B's rows of scales
 /// padded to eight. Each waits for FP8's first run (`GEMM_ABLATE_FIRST_RUNS=1 tools/h200-sanitize.sh sanitize::fp8`).
 fn fp8_sanitize() -> Vec<GpuTrial> {
@@ -468,6 +493,17 @@ fn fp8_sanitize() -> Vec<GpuTrial> {
             "rung10_bn128_promote1_stage",
             GemmConfig {
                 scale_loads: true,
+                ..promoted.clone()
+            },
+            block,
+            "256x384x640",
+        ),
+        // H136: the next k-block's scales loaded while this one's are read from the stage's slot.
+        (
+            "rung10_bn128_promote1_stage_prefetch",
+            GemmConfig {
+                scale_loads: true,
+                scale_prefetch: true,
                 ..promoted
             },
             block,

@@ -181,6 +181,16 @@ pub fn fp8_compile_trials() -> Vec<Trial> {
             ",bn=128,promote=1,scale_loads=stage",
             DType::E4M3(Scales::Block),
         ),
+        (
+            "block_prefetch::rung10_bn128",
+            ",bn=128,promote=1,scale_prefetch=1",
+            DType::E4M3(Scales::Block),
+        ),
+        (
+            "block_stage_prefetch::rung10_bn128",
+            ",bn=128,promote=1,scale_loads=stage,scale_prefetch=1",
+            DType::E4M3(Scales::Block),
+        ),
     ]
     .map(|(name, changes, dtype)| (name.to_string(), format!("10:tile_k=128{changes}"), dtype));
     let compiles = rungs.chain(variants).map(|(name, spec, dtype)| {

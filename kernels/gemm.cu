@@ -61,6 +61,9 @@
 //   SCALE_LOADS       FP8 block scales: 1 (stage): the producer copies A's scales of each k-block's tile rows into a slot
 //                     of their own beside the ring, on the stage's barrier (as DeepGEMM); 0 (ldg): every consumer
 //                     thread reads its rows' scales from global memory
+//   SCALE_PREFETCH    FP8 block scales: 1: the scales of the next k-block are loaded one k-block ahead (B's, and A's
+//                     under SCALE_LOADS 0), so each load has a whole k-block's loop to land (H136); 0: each k-block's
+//                     loads are issued with its own MMAs
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -214,11 +217,21 @@ struct PromoteScales {
 #endif
 };
 
-// The scales of k-block kb (in K's order) for this thread's rows and columns of the tile at (row0, col0); with
-// SCALE_LOADS, A's come from the stage's slot `slot`, whose first row is the tile's row row0 - local_row0.
-__device__ __forceinline__ PromoteScales promote_scales(const BlockScalePtrs& ptrs, int row0, int col0, int M, int N,
-                                                        int kb, int k_blocks, u32 slot, int local_row0) {
-  PromoteScales s;
+// The scales of one k-block as loaded, before B's are spread over this thread's columns.
+// The tile's columns [col0, col0 + WG_N) meet at most B_SPAN 128-column scale blocks: one load each, where there
+// was one for every eight columns (16 a k-block at WG_N = 128, all but one or two the same scale; H130).
+struct ScaleLoads {
+#if SCALES == 2
+  static constexpr int B_SPAN = (WG_N + 127) / 128 + 1;
+  float a[WG_ATOMS][2];
+  float b_blocks[B_SPAN];
+#endif
+};
+
+// A's scales of k-block kb (in K's order) for this thread's rows of the tile at row0; with SCALE_LOADS, from the
+// stage's slot `slot`, whose first row is the tile's row row0 - local_row0.
+__device__ __forceinline__ void load_a_scales(ScaleLoads& l, const BlockScalePtrs& ptrs, int row0, int M, int kb,
+                                              u32 slot, int local_row0) {
 #if SCALES == 2
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
 #pragma unroll
@@ -229,40 +242,68 @@ __device__ __forceinline__ PromoteScales promote_scales(const BlockScalePtrs& pt
 #if SCALE_LOADS
       // Rows past M hold what the copy brought (never stored).
       (void)M;
-      asm volatile("ld.shared.f32 %0, [%1];" : "=f"(s.a[a][h]) : "r"(slot + 4 * (local_row0 + local)));
+      asm volatile("ld.shared.f32 %0, [%1];" : "=f"(l.a[a][h]) : "r"(slot + 4 * (local_row0 + local)));
 #else
       (void)slot, (void)local_row0;
       const int r = row0 + local;
-      s.a[a][h] = r < M ? __ldg(ptrs.a + (size_t)kb * M + r) : 0.f;
+      l.a[a][h] = r < M ? __ldg(ptrs.a + (size_t)kb * M + r) : 0.f;
 #endif
     }
-  // The tile's columns [col0, col0 + WG_N) meet at most B_SPAN 128-column scale blocks: one load each, where there
-  // was one for every eight columns (16 a k-block at WG_N = 128, all but one or two the same scale; H130).
-  constexpr int B_SPAN = (WG_N + 127) / 128 + 1;
+#else
+  (void)l, (void)ptrs, (void)row0, (void)M, (void)kb, (void)slot, (void)local_row0;
+#endif
+}
+
+// B's scales of k-block kb for the 128-column blocks the tile's columns from col0 meet.
+__device__ __forceinline__ void load_b_scales(ScaleLoads& l, const BlockScalePtrs& ptrs, int col0, int N, int kb,
+                                              int k_blocks) {
+#if SCALES == 2
   const int first_block = col0 / 128;
   // B's rows of k-blocks are padded to a multiple of 4 (cuBLASLt's layout, harness/measure/fp8.rs).
   const size_t b_row = (size_t)((k_blocks + 3) & ~3);
-  float b_blocks[B_SPAN];
 #pragma unroll
-  for (int i = 0; i < B_SPAN; i++) {
+  for (int i = 0; i < ScaleLoads::B_SPAN; i++) {
     const int c = (first_block + i) * 128;
-    b_blocks[i] = c < N && c < col0 + WG_N ? __ldg(ptrs.b + (size_t)(first_block + i) * b_row + kb) : 0.f;
+    l.b_blocks[i] = c < N && c < col0 + WG_N ? __ldg(ptrs.b + (size_t)(first_block + i) * b_row + kb) : 0.f;
   }
+#else
+  (void)l, (void)ptrs, (void)col0, (void)N, (void)kb, (void)k_blocks;
+#endif
+}
+
+// The loaded scales as the promotion reads them: A's per row, B's per eight columns.
+__device__ __forceinline__ PromoteScales spread_scales(const ScaleLoads& l, int col0, int N) {
+  PromoteScales s;
+#if SCALES == 2
+#pragma unroll
+  for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+    for (int h = 0; h < 2; h++) s.a[a][h] = l.a[a][h];
+  const int first_block = col0 / 128;
 #pragma unroll
   for (int j = 0; j < WG_N / 8; j++) {
     // Eight columns from a multiple of 8 share one 128-column block; chosen by selects (an index into b_blocks
     // computed at run time would put it in local memory).
     const int c = col0 + j * 8;
-    float b = b_blocks[0];
+    float b = l.b_blocks[0];
 #pragma unroll
-    for (int i = 1; i < B_SPAN; i++)
-      if (c / 128 == first_block + i) b = b_blocks[i];
+    for (int i = 1; i < ScaleLoads::B_SPAN; i++)
+      if (c / 128 == first_block + i) b = l.b_blocks[i];
     s.b[j] = c < N ? b : 0.f;
   }
 #else
-  (void)ptrs, (void)row0, (void)col0, (void)M, (void)N, (void)kb, (void)k_blocks, (void)slot, (void)local_row0;
+  (void)l, (void)col0, (void)N;
 #endif
   return s;
+}
+
+// The scales of k-block kb (in K's order) for this thread's rows and columns of the tile at (row0, col0).
+__device__ __forceinline__ PromoteScales promote_scales(const BlockScalePtrs& ptrs, int row0, int col0, int M, int N,
+                                                        int kb, int k_blocks, u32 slot, int local_row0) {
+  ScaleLoads l;
+  load_a_scales(l, ptrs, row0, M, kb, slot, local_row0);
+  load_b_scales(l, ptrs, col0, N, kb, k_blocks);
+  return spread_scales(l, col0, N);
 }
 
 __device__ __forceinline__ void promote_partials(float (&acc)[WG_ATOMS][WG_N / 2],
@@ -977,6 +1018,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         const int prow0 = m_row + a_row0, pcol0 = n_col + b_row0;
         const BlockScalePtrs scale_ptrs = block_scale_ptrs();
         bool held = false;  // the ring stage of the k-block before is still to be released
+#if SCALE_PREFETCH
+        // The first k-block's scales; each k-block then asks for the next one's (H136).
+        ScaleLoads ahead;
+        load_b_scales(ahead, scale_ptrs, pcol0, N, w.k_begin, k_blocks);
+#if !SCALE_LOADS
+        load_a_scales(ahead, scale_ptrs, prow0, M, w.k_begin, 0, a_row0);
+#endif
+#endif
         for (int kb = 0; kb < item_k_blocks; kb++) {
           const u32 p = item_pos + kb, s = p % STAGES;
           mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
@@ -985,9 +1034,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           // Block scales of the window's last k-block (in K's order), asked for before its MMAs are issued so that
           // their loads run under them (ptxas places them after the second of the four QGMMAs; H130).
           PromoteScales scales;
+#if SCALE_PREFETCH
+          // Block scales promote every k-block (PROMOTE 1): this one's were asked for a k-block ago; A's from the
+          // stage's slot only now that the stage has landed.
+#if SCALE_LOADS
+          load_a_scales(ahead, scale_ptrs, prow0, M, w.k_begin + kb, stages + SCALE_OFFSET + s * SCALE_STAGE_BYTES,
+                        a_row0);
+#endif
+          scales = spread_scales(ahead, pcol0, N);
+          if (kb + 1 < item_k_blocks) {
+            load_b_scales(ahead, scale_ptrs, pcol0, N, w.k_begin + kb + 1, k_blocks);
+#if !SCALE_LOADS
+            load_a_scales(ahead, scale_ptrs, prow0, M, w.k_begin + kb + 1, 0, a_row0);
+#endif
+          }
+#else
           if (last)
             scales = promote_scales(scale_ptrs, prow0, pcol0, M, N, w.k_begin + kb, k_blocks,
                                     stages + SCALE_OFFSET + s * SCALE_STAGE_BYTES, a_row0);
+#endif
 #if FAULT_SKIP_K_BLOCK
           if (kb != item_k_blocks - 1)
 #endif

@@ -314,6 +314,10 @@ pub struct GemmConfig {
     /// the stage (as DeepGEMM), instead of every consumer thread reading its rows' scales from global memory.
     #[serde(default)]
     pub scale_loads: bool,
+    /// FP8 block scales only: each k-block's scales are loaded one k-block ahead (B's, and A's unless the stage
+    /// carries them), so each load has a whole k-block's loop to land in (H136).
+    #[serde(default)]
+    pub scale_prefetch: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -496,6 +500,11 @@ impl GemmConfig {
                 return config_err("block scales are read by the problem's A rows and B blocks in k order: e4m3-block takes neither swap_ab nor k_rotate");
             }
         }
+        if self.scale_prefetch && scales != Scales::Block {
+            return config_err(
+                "scale_prefetch=1 loads FP8 block scales ahead: it needs the dtype e4m3-block",
+            );
+        }
         if self.scale_loads {
             if scales != Scales::Block {
                 return config_err(
@@ -566,6 +575,11 @@ impl GemmConfig {
         if operand_bytes != FP8 && self.scale_loads {
             return config_err(
                 "scale_loads=stage carries FP8 block scales: it needs the dtype e4m3-block",
+            );
+        }
+        if operand_bytes != FP8 && self.scale_prefetch {
+            return config_err(
+                "scale_prefetch=1 loads FP8 block scales ahead: it needs the dtype e4m3-block",
             );
         }
         if self.stages == 0 || self.stages > 16 {

@@ -134,6 +134,7 @@ impl Rung {
             clock_probe: false,
             promote: 0,
             scale_loads: false,
+            scale_prefetch: false,
         };
         match self {
             Rung::KLoop => base,

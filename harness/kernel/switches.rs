@@ -380,6 +380,13 @@ pub const SWITCHES: &[Switch] = &[
         },
     },
     Switch {
+        key: "scale_prefetch",
+        define: Some("SCALE_PREFETCH"),
+        doc: "FP8 block scales (e4m3-block): 1, each k-block's scales are loaded one k-block ahead (B's, and A's under scale_loads=ldg), so each load has a whole k-block to land; 0 (default), with the k-block's own MMAs (H136)",
+        value: |c| u32::from(c.scale_prefetch),
+        set: |c, v| assign(&mut c.scale_prefetch, flag("scale_prefetch", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
