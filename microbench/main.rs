@@ -392,7 +392,6 @@ fn m128_isolation_trials() -> Vec<GpuTrial> {
 /// Each kernel alone for 4 s, twice, measuring its own SM clock (`clock_probe=1`: CTA 0's cycles over its
 /// nanoseconds), since NVML's reading misses what tensor-core load does to it.
 fn clock_trials() -> Vec<GpuTrial> {
-    use harness::trial::expect::{SustainedCheck, SustainedFigure as F};
     let sustain = |name: &str, variants: [&str; 2], shape_name: &str, expectation: Expectation| {
         GpuTrial::new(
             name,
@@ -419,12 +418,8 @@ fn clock_trials() -> Vec<GpuTrial> {
             "clock::mma_only::square4096",
             [rung10, rung10_mma],
             "square4096",
-            Expectation::hypothesis(
-                Expect::Sustained(vec![
-                    SustainedCheck::new(F::Cycles, rung10, None, (270.0, 300.0)),
-                    SustainedCheck::new(F::ProbedMhz, rung10_mma, Some(rung10), (1.05, 1.12)),
-                    SustainedCheck::new(F::Cycles, rung10_mma, Some(rung10), (0.97, 1.03)),
-                ]),
+            // Held until the card ran back to back (H135): then the MMAs alone ran 17-18% faster in clock.
+            harness::trial::pins::pinned().refuting(
                 "H75(a), written before any GPU ran clock_probe: under tensor-core load the SMs run slower than \
                  NVML reports; rung 10 takes 270-300K cycles (Nsight Compute's 284K), its MMAs alone the same \
                  cycles within 3% at a 5-12% higher clock: the loads cost clock, not cycles",

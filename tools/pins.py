@@ -87,6 +87,12 @@ REFUTED = {
         "at 1d1f9c2, 0.948 at 8fb4f1b): a hypothesis centred 3.5% slower than what ran"
     ),
 }
+# Trials re-pinned by hand from a run after a measurement change named in advance: the distiller keeps their entry
+# in pins/h200.json as it stands (its runs and its window's derivation are in its `measured`): trial -> the cause.
+REPINNED = {
+    "clock::mma_only::square4096": "H135: sustained runs back to back since ec208d9 (busy 0.91-0.97, was 0.38-0.46)",
+    "clock::mma_only::decode_attn_out": "H135: sustained runs back to back since ec208d9 (busy 0.91-0.97, was 0.38-0.46)",
+}
 # Trials whose "no change" hypothesis the runs cannot settle (HYPOTHESES.md H131: at the trial's measured truth and
 # spreads, under 90% of simulated runs say "no change"), pinned the same way: trial -> the hypothesis and why.
 UNSETTLED = {
@@ -281,8 +287,13 @@ def main():
     cuts = []
     wide = []
     missing = []
+    with open(os.path.join(ROOT, "pins", "h200.json")) as f:
+        standing = {p["trial"]: p for p in json.load(f)["pins"]}
+    out_pins += [standing[name] for name in sorted(REPINNED) if name in standing]
     for suite, (paths, ref_name, ref, pinned, left_out, _) in per_suite.items():
         for name in sorted(pinned):
+            if name in REPINNED:
+                continue
             t = ref[name]
             old = t["expectation"]
             okind = kind_of(old["expect"])
