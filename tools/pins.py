@@ -67,6 +67,11 @@ MACHINE_DEPENDENT = {
         "cuBLAS's side: 181-183 us on the first kind (1142956, 1d1f9c2), 173-176 us on the second (8fb4f1b, e9f627a); "
         "6.96-7.20 in six worker-process sets on GPU-74a5ba81"
     ),
+    "ablation::twoconsumers::prefill_mlp_up": (
+        "both kernels up to 4% (rung 6) and 7% (rung 7) faster on the second kind at a higher capped clock (1335-1365 MHz against 1260-1305): "
+        "0.8557-0.8634 on the first kind (1142956, 1d1f9c2, 3ad3d86), 0.8355-0.8423 on the second (8fb4f1b, "
+        "e9f627a, and 9d9b4bb's red, which is not a pin run: results/h200/9d9b4bb/README.md)"
+    ),
     "ladder::rung1_kloop::decode_attn_out": (
         "7.16 at 8fb4f1b (record not kept), 6.87-7.22 in six worker-process sets on GPU-74a5ba81, 6.58-6.80 on the "
         "first kind"
