@@ -4,6 +4,8 @@
 # and keeps where it stopped in .gpu/suite-next, which the working tree keeps between calls on a warm machine.
 #   tools/h200-whole-suite.sh                 # first call, and every next call on the same machine
 #   FROM=4 tools/h200-whole-suite.sh          # on a fresh machine (the last one went back): go on at part 4
+#   SMOKE=0 tools/h200-whole-suite.sh         # kept workers without the 40 s smoke (its trials run in the suite too;
+#                                             # 9d9b4bb's suite ran so, to fit the session's last device minutes)
 # Parts, in order: the microbench, then the ablations in 6 shards. The first call on a machine runs the kept-worker
 # smoke first (tools/h200-kept-smoke.sh, about 40 s): kept worker processes (H119) when it passes, fresh ones
 # otherwise. A part starts only if its expected time still fits (at 1b4b713 with kept workers: microbench 195 s,
@@ -34,7 +36,9 @@ parts=(microbench ablations@1/6 ablations@2/6 ablations@3/6 ablations@4/6 ablati
 began=$(date +%s)
 elapsed() { echo $(( $(date +%s) - began )); }
 mode_file=.gpu/workers-mode next_file=.gpu/suite-next
-if [[ ! -f $mode_file ]]; then
+if [[ ! -f $mode_file && ${SMOKE:-1} == 0 ]]; then
+  echo kept > "$mode_file"
+elif [[ ! -f $mode_file ]]; then
   if tools/h200-kept-smoke.sh; then echo kept > "$mode_file"; else echo fresh > "$mode_file"; fi
 fi
 mode=$(cat "$mode_file")
