@@ -166,60 +166,64 @@ pub fn fp8_compile_trials() -> Vec<Trial> {
         let spec = format!("{}:tile_k={}", rung.name(), 2 * config.tile_k);
         Some((rung.name().to_string(), spec, DType::FP8))
     });
+    let spec = |changes: &str| format!("10:tile_k=128{changes}");
     let variants = [
         ("row::rung10_stmatrix", "", DType::E4M3(Scales::Row)),
         ("row_f16::rung10_stmatrix", "", DType::E4M3F16(Scales::Row)),
         ("promote::rung10_bn128", ",bn=128,promote=1", DType::FP8),
         ("promote4::rung10_bn128", ",bn=128,promote=4", DType::FP8),
+    ]
+    .map(|(name, changes, dtype)| (name.to_string(), spec(changes), dtype));
+    // Block scales: A's read by every thread, carried by the stage, or loaded a k-block ahead (H120, H136).
+    let block = [
+        ("block", ""),
+        ("block_stage", ",scale_loads=stage"),
+        ("block_prefetch", ",scale_prefetch=1"),
         (
-            "block::rung10_bn128",
-            ",bn=128,promote=1",
-            DType::E4M3(Scales::Block),
-        ),
-        (
-            "block_stage::rung10_bn128",
-            ",bn=128,promote=1,scale_loads=stage",
-            DType::E4M3(Scales::Block),
-        ),
-        (
-            "block_prefetch::rung10_bn128",
-            ",bn=128,promote=1,scale_prefetch=1",
-            DType::E4M3(Scales::Block),
-        ),
-        (
-            "block_stage_prefetch::rung10_bn128",
-            ",bn=128,promote=1,scale_loads=stage,scale_prefetch=1",
-            DType::E4M3(Scales::Block),
+            "block_stage_prefetch",
+            ",scale_loads=stage,scale_prefetch=1",
         ),
     ]
-    .map(|(name, changes, dtype)| (name.to_string(), format!("10:tile_k=128{changes}"), dtype));
-    let compiles = rungs.chain(variants).map(|(name, spec, dtype)| {
-        Trial::ignorable_test(format!("compile::fp8::{name}"), move || {
-            let defines = crate::kernel::ladder::parse_spec(&spec)
-                .and_then(|config| config.fp8_defines(dtype))
-                .map_err(|e| Failed::from(format!("{spec} ({}): {e}", dtype.name())))?;
-            // The FP8 path is the one compiled: the header's type section resolves to e4m3 and k32.
-            let types = crate::kernel::source::resolve_conditionals(
-                crate::kernel::source::PRIMITIVES,
-                &defines,
-            )
-            .map_err(|e| Failed::from(e.to_string()))?;
-            if !types.contains("#define WGMMA_AB \"e4m3\"") || !types.contains("#define MMA_K 32") {
-                return Err(Failed::from(
-                    "the FP8 defines did not select the e4m3 wgmma",
-                ));
-            }
-            if let Some(skip) = nvrtc_missing()? {
-                return Ok(skip);
-            }
-            let program = crate::kernel::source::program(&defines, crate::kernel::source::GEMM);
-            let label = format!("fp8_{}", name.replace("::", "_"));
-            let compiled = crate::gpu::compile::compile(&label, &program)
-                .map_err(|e| Failed::from(e.to_string()))?;
-            check_resources(&compiled.report).map_err(Failed::from)?;
-            Ok(Completion::Completed)
-        })
+    .map(|(name, more)| {
+        let changes = format!(",bn=128,promote=1{more}");
+        (
+            format!("{name}::rung10_bn128"),
+            spec(&changes),
+            DType::E4M3(Scales::Block),
+        )
     });
+    let compiles = rungs
+        .chain(variants)
+        .chain(block)
+        .map(|(name, spec, dtype)| {
+            Trial::ignorable_test(format!("compile::fp8::{name}"), move || {
+                let defines = crate::kernel::ladder::parse_spec(&spec)
+                    .and_then(|config| config.fp8_defines(dtype))
+                    .map_err(|e| Failed::from(format!("{spec} ({}): {e}", dtype.name())))?;
+                // The FP8 path is the one compiled: the header's type section resolves to e4m3 and k32.
+                let types = crate::kernel::source::resolve_conditionals(
+                    crate::kernel::source::PRIMITIVES,
+                    &defines,
+                )
+                .map_err(|e| Failed::from(e.to_string()))?;
+                if !types.contains("#define WGMMA_AB \"e4m3\"")
+                    || !types.contains("#define MMA_K 32")
+                {
+                    return Err(Failed::from(
+                        "the FP8 defines did not select the e4m3 wgmma",
+                    ));
+                }
+                if let Some(skip) = nvrtc_missing()? {
+                    return Ok(skip);
+                }
+                let program = crate::kernel::source::program(&defines, crate::kernel::source::GEMM);
+                let label = format!("fp8_{}", name.replace("::", "_"));
+                let compiled = crate::gpu::compile::compile(&label, &program)
+                    .map_err(|e| Failed::from(e.to_string()))?;
+                check_resources(&compiled.report).map_err(Failed::from)?;
+                Ok(Completion::Completed)
+            })
+        });
     std::iter::once(util).chain(compiles).collect()
 }
 
