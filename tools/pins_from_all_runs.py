@@ -55,10 +55,9 @@ def log_ratio(t):
 
 
 def window(xs, floor):
-    n = len(xs)
-    m = sum(xs) / n
-    s = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
-    return m, P.Z * max(s, floor) * math.sqrt(1 + 1 / n)
+    """pins.py's window rule: (centre, half-width) of one more run's log ratio."""
+    m, half_width, _ = P.window(xs, floor)
+    return m, half_width
 
 
 def main():
