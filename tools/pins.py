@@ -34,7 +34,12 @@ PIN_RUNS = {
         ("755a4f5 second", ["ablations-20261201T201253Z", "ablations-20261201T201640Z", "ablations-20261201T202058Z"]),
         ("1142956", [f"1142956/suite/runs/ablations-20261201T{t}Z" for t in ("223117", "223535", "223957")]),
         ("6b3189c", ["ablations-20261201T234532Z", "ablations-20261201T235004Z", "ablations-20261201T235443Z"]),
+        # H137: every later committed whole suite of the same kernels but 9d9b4bb (held out, below).
+        ("1d1f9c2", [f"1d1f9c2/suite/runs/ablations-20261204T{t}Z" for t in ("203434", "203846", "204214", "204606",
+                                                                               "204957")]),
+        ("1b4b713", ["1b4b713/suite/runs/ablations-20261205T052931Z"]),
         ("8fb4f1b", [f"8fb4f1b/suite/runs/ablations-20261205T{t}Z" for t in ("115407", "120205", "120342", "120524")]),
+        ("3ad3d86", [f"3ad3d86/suite/runs/ablations-20261205T{t}Z" for t in ("143305", "143442", "143609")]),
         ("e9f627a", [f"e9f627a/suite/runs/ablations-20261205T{t}Z"
                      for t in ("164443", "164627", "164750", "164921", "165040", "165550")]),
     ],
@@ -45,14 +50,21 @@ PIN_RUNS = {
         ("e9f627a", ["e9f627a/suite/runs/microbench-20261205T164131Z"]),
     ],
 }
+# Committed whole suites of the pinned code that build no pin, judged by the replay tests against the pins: 9d9b4bb,
+# whose reds prompted H137 (its two reds left red stay reds of that run whatever the pins become).
+HELD_OUT = {
+    "ablations": [f"9d9b4bb/suite/runs/ablations-20261206T{t}Z"
+                  for t in ("015212", "015342", "015442", "015552", "015701", "015827")],
+}
 # Runs on the second kind of H200 machine the lender hands out (ablations/HYPOTHESES.md H132): the first four pin
 # runs were all on machines where the skinny ring kernel takes 41.1-41.2 us at decode_m1; on 8fb4f1b's two machines
 # and e9f627a's (GPU-74a5ba81) it takes 38.6-38.7 us and cuBLAS's decode path 2-4% less, with the same cubins and
-# driver. Their runs count towards the trials in MACHINE_DEPENDENT, failures against a pin included (the cause
-# named; docs/pinning.md), and towards SHIFTED_FAMILY's one shift (H134); they stay out of the kinds' priors.
+# driver. Since H137 every run counts towards every trial's window, both kinds of machine in one spread; these
+# runs' failures against a pin of their time count only for the trials in MACHINE_DEPENDENT (the cause named).
 OTHER_MACHINE_RUNS = ("8fb4f1b", "e9f627a")
 # Trials that went red on the second kind of machine against a pin built on the first alone, where what moved is
-# a kernel's own time on that machine: trial -> the measurement.
+# a kernel's own time on that machine: trial -> the measurement. Their windows, like every other since H137, are
+# one window over every run; their between-run spread stays out of the kinds' priors.
 MACHINE_DEPENDENT = {
     "beyond::skinny_ring::decode_m1": (
         "the skinny ring kernel's own time: 41.1-41.2 us on the first kind (1142956, 1d1f9c2), 38.6-38.7 us on the "
@@ -111,17 +123,6 @@ UNSETTLED = {
 NOT_HELD = {**REFUTED, **UNSETTLED}
 HEURISTIC = "cublasLt[algo 0]"
 RATIO_KINDS = ("RatioNear", "EffectNear", "Verdict")
-# H134: the second kind of machine runs cuBLAS's decode path faster for every comparison against it at a decode
-# shape. Each such window is joined with itself moved by the family's shift: the mean, over the family's pinned
-# ratios outside MACHINE_DEPENDENT, of the second kind's log ratios (OTHER_MACHINE_RUNS, passed or not) over the
-# first kind's pin.
-SHIFTED_FAMILY = "comparisons against cuBLAS at a decode shape"
-
-
-def in_shifted_family(name, kind):
-    return kind == "cublas" and "decode" in name and name not in MACHINE_DEPENDENT
-
-
 def read_run(name):
     """A committed run by its name (results/h200/NAME.json), plain or kept as NAME.json.xz."""
     path = os.path.join(H200, name + ".json")
@@ -196,7 +197,6 @@ def gather(suite, paths):
     ref_name, _, ref = runs[-1]
     pinned = {}
     left_out = defaultdict(list)
-    other_kind = defaultdict(list)
     for name, t in ref.items():
         src = t["expectation"]["source"]
         if not (isinstance(src, dict) and "Pinned" in src) and name not in NOT_HELD:
@@ -213,20 +213,16 @@ def gather(suite, paths):
             if want_path and cublas_label(r) != want_path:
                 left_out[name].append(f"{run_name}: cuBLAS {cublas_label(r)}, not the committed {want_path}")
                 continue
-            other_machine = run_name in OTHER_MACHINE_RUNS
-            if other_machine and name not in MACHINE_DEPENDENT:
-                obs = r["observed"]
-                c = obs.get("Compared") if isinstance(obs, dict) else None
-                if c:
-                    other_kind[name].append(math.log(c["ratio"]))
-                continue
-            if not r["passed"] and not other_machine:
+            # H137: every run counts, on either kind of machine; a run that failed its expectation stays out,
+            # but for a second-kind run of a trial whose kernel's time moved with the machine (cause named).
+            named_cause = run_name in OTHER_MACHINE_RUNS and name in MACHINE_DEPENDENT
+            if not r["passed"] and not named_cause:
                 left_out[name].append(f"{run_name}: failed its expectation then")
                 continue
             obs = r["observed"]
             c = obs.get("Compared") if isinstance(obs, dict) else None
             pinned[name].append((run_name, c and math.log(c["ratio"]), c and c["ratio"], c and c["verdict"]))
-    return ref_name, ref, pinned, left_out, other_kind
+    return ref_name, ref, pinned, left_out
 
 
 def main():
@@ -250,17 +246,16 @@ def main():
     # Priors per kind from every trial measured in two runs or more, both suites together.
     by_kind = defaultdict(list)
     kinds = {}
-    for suite, (_, _, ref, pinned, _, _) in per_suite.items():
+    for suite, (_, _, ref, pinned, _) in per_suite.items():
         for name, rows in pinned.items():
             t = ref[name]
             if kind_of(t["expectation"]["expect"]) not in RATIO_KINDS:
                 continue
             kinds[name] = "cublas" if cublas_label(t) else "ours"
-            # The second kind of machine's runs count only towards their own trials' windows (H132): the kinds'
-            # priors are the first kind's, as the other pins were built with them.
-            xs = [x for run, x, _, _ in rows if run not in OTHER_MACHINE_RUNS]
-            # A refuted hypothesis's runs leave the kind's prior as the other pins were built with it.
-            if len(xs) >= 2 and name not in NOT_HELD:
+            xs = [x for _, x, _, _ in rows]
+            # A refuted hypothesis's runs, and a trial whose kernel's time moves with the machine (H132), leave the
+            # kind's prior.
+            if len(xs) >= 2 and name not in NOT_HELD and name not in MACHINE_DEPENDENT:
                 m = sum(xs) / len(xs)
                 by_kind[kinds[name]].append((sum((x - m) ** 2 for x in xs) / (len(xs) - 1), len(xs) - 1))
     floors = {k: pooled_sd(v) for k, v in by_kind.items()}
@@ -268,25 +263,9 @@ def main():
         dfs = sum(df for _, df in by_kind[k])
         spreads[k] = {
             "sd": sd,
-            "from": f"pooled over {len(by_kind[k])} pinned trials measured in 2-4 of the pin runs ({dfs} df)",
+            "from": f"pooled over {len(by_kind[k])} pinned trials measured in two or more of the pin runs ({dfs} df)",
         }
         report.append(f"kind {k}: pooled sd {100 * sd:.2f}% from {len(by_kind[k])} trials, {dfs} df")
-
-    # H134: the family's shift on the second kind of machine, over its first kind's pins.
-    moves = []
-    for suite, (_, _, ref, pinned, _, other_kind) in per_suite.items():
-        for name, rows in pinned.items():
-            if name in kinds and in_shifted_family(name, kinds[name]) and rows and other_kind[name]:
-                m = sum(x for _, x, _, _ in rows) / len(rows)
-                moves += [x - m for x in other_kind[name]]
-    shift = sum(moves) / len(moves) if moves else 0.0
-    shift_sd = math.sqrt(sum((d - shift) ** 2 for d in moves) / (len(moves) - 1)) if len(moves) > 1 else 0.0
-    family_shift = {
-        "family": SHIFTED_FAMILY, "log_shift": shift, "sd": shift_sd, "ratios": len(moves),
-        "runs": list(OTHER_MACHINE_RUNS), "why": "ablations/HYPOTHESES.md H134",
-    }
-    report.append(f"H134: {SHIFTED_FAMILY} move by {100 * shift:+.2f}% on the second kind "
-                  f"({len(moves)} ratios, sd {100 * shift_sd:.2f}%)")
 
     spans = []
     cuts = []
@@ -295,7 +274,7 @@ def main():
     with open(os.path.join(ROOT, "pins", "h200.json")) as f:
         standing = {p["trial"]: p for p in json.load(f)["pins"]}
     out_pins += [standing[name] for name in sorted(REPINNED) if name in standing]
-    for suite, (paths, ref_name, ref, pinned, left_out, _) in per_suite.items():
+    for suite, (paths, ref_name, ref, pinned, left_out) in per_suite.items():
         for name in sorted(pinned):
             if name in REPINNED:
                 continue
@@ -316,38 +295,18 @@ def main():
                 continue
             kind = kinds[name]
             xs = [x for _, x, _, _ in rows]
-            # Leave one run out: judge each run against the pin the others build (of its own kind of machine, for
-            # a trial that depends on the machine).
-            groups = [list(range(len(xs)))]
-            if name in MACHINE_DEPENDENT:
-                groups = [[j for j, r in enumerate(rows) if (r[0] in OTHER_MACHINE_RUNS) == other]
-                          for other in (False, True)]
-            for g in groups:
-                if len(g) < 2:
-                    continue
-                for j in g:
-                    rest = [xs[i] for i in g if i != j]
-                    m, w, _ = window(rest, floors[kind])
+            # Leave one run out: judge each run against the pin the others build (H137: one window over every run,
+            # both kinds of machine).
+            if len(xs) >= 2:
+                for j in range(len(xs)):
+                    m, w, _ = window(xs[:j] + xs[j + 1:], floors[kind])
                     loo_total += 1
                     if abs(xs[j] - m) > w:
                         loo_red += 1
                         report.append(f"leave-one-out red: {name} run {rows[j][0]} {rows[j][2]:.4f} "
                                       f"against {math.exp(m):.4f} +-{100 * (math.exp(w) - 1):.2f}%")
-            first_kind_mean = None
-            if name in MACHINE_DEPENDENT:
-                # One window over both kinds of machine: from the lower edge of one kind's window to the upper edge
-                # of the other's, each as a pin of that kind's runs alone would have it.
-                edges = [window([xs[i] for i in g], floors[kind]) for g in groups if g]
-                lo_log = min(gm - gw for gm, gw, _ in edges)
-                hi_log = max(gm + gw for gm, gw, _ in edges)
-                m, w, s = (lo_log + hi_log) / 2, (hi_log - lo_log) / 2, max(gs for _, _, gs in edges)
-            else:
-                m, w, s = window(xs, floors[kind])
-                first_kind_mean = m
-                if in_shifted_family(name, kind):
-                    # The first kind's window joined with itself moved by the family's shift (H134).
-                    lo_log, hi_log = m - w + min(shift, 0.0), m + w + max(shift, 0.0)
-                    m, w = (lo_log + hi_log) / 2, (hi_log - lo_log) / 2
+            m, w, s = window(xs, floors[kind])
+            mean = m
             ratio, tol = math.exp(m), math.exp(w) - 1
             lo, hi = ratio / (1 + tol), ratio * (1 + tol)
             cut = None
@@ -376,14 +335,9 @@ def main():
                 "runs": [f for rn, *_ in rows for n2, files in PIN_RUNS[suite] if n2 == rn for f in files
                          if name in load_cache(f)],
                 "measured": ", ".join(f"{r:.4f} ({rn}, {v})" for rn, _, r, v in rows)
-                + (f"; geometric mean {math.exp(first_kind_mean):.4f} over {len(rows)} runs"
-                   if name not in MACHINE_DEPENDENT else
-                   "; the window spans each kind of machine's: " + ", ".join(
-                       f"{math.exp(gm):.4f} +-{100 * (math.exp(gw) - 1):.1f}% over {len(g)} runs"
-                       for g, (gm, gw, _) in zip([g for g in groups if g], edges)))
+                + f"; geometric mean {math.exp(mean):.4f} over {len(rows)} runs"
                 + (f"; left out: {'; '.join(left_out[name])}" if left_out[name] else ""),
-                "spread": {"sd": s, "from": f"the larger of {len(xs)} runs' sd and the {kind} pooled sd"
-                           + (", the larger of each kind of machine's" if name in MACHINE_DEPENDENT else "")},
+                "spread": {"sd": s, "from": f"the larger of {len(xs)} runs' sd and the {kind} pooled sd"},
             }
             if cut:
                 pin["measured"] += f"; window {cut}"
@@ -392,13 +346,6 @@ def main():
                 pin["refuted"] = NOT_HELD[name]
             if name in MACHINE_DEPENDENT:
                 pin["measured"] += f"; depends on the machine (H132): {MACHINE_DEPENDENT[name]}"
-            if in_shifted_family(name, kind):
-                # The family's shift was measured on these runs too: they built this window, and a replay leaves
-                # them out.
-                pin["runs"] += [f for n2, files in PIN_RUNS[suite] if n2 in OTHER_MACHINE_RUNS for f in files
-                                if name in load_cache(f)]
-                pin["measured"] += (f"; the window joined with itself moved {100 * shift:+.2f}%, the shift of "
-                                    f"{SHIFTED_FAMILY} on the second kind of machine (H134)")
             if cublas_label(t):
                 pin["cublas_path"] = paths.get(shape_key(t), HEURISTIC)
             if tol > CAPS[kind]:
@@ -432,15 +379,15 @@ def main():
             "z": Z,
             "caps": CAPS,
             "leave_one_out": {"judged": loo_total, "red": loo_red},
-            "second_kind_shift": family_shift,
+            "all_runs": "ablations/HYPOTHESES.md H137: every committed whole suite of the same kernels, both kinds "
+                        "of machine, but the held-out runs",
             "pin_runs": {s: [n for n, _ in r] for s, r in PIN_RUNS.items()},
         },
         "spreads": spreads,
         "pins": out_pins,
     }
-    # Held-out runs (judged by the replay tests, never pinned from) stay as they were listed.
     out_file = os.path.join(ROOT, "pins", "h200.json")
-    doc["held_out"] = json.load(open(out_file)).get("held_out", {}) if os.path.exists(out_file) else {}
+    doc["held_out"] = HELD_OUT
     pinned_from = {r for p in out_pins for r in p["runs"]}
     for suite, runs in doc["held_out"].items():
         if pinned_from & set(runs):
