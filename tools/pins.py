@@ -123,6 +123,8 @@ UNSETTLED = {
 NOT_HELD = {**REFUTED, **UNSETTLED}
 HEURISTIC = "cublasLt[algo 0]"
 RATIO_KINDS = ("RatioNear", "EffectNear", "Verdict")
+
+
 def read_run(name):
     """A committed run by its name (results/h200/NAME.json), plain or kept as NAME.json.xz."""
     path = os.path.join(H200, name + ".json")
