@@ -91,7 +91,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ..top()
     };
     let rung4 = || Rung::Swizzle128.config().with_tile_k(128);
-    let variants: [(&str, GemmConfig, DType, &[&str]); 15] = [
+    let variants: [(&str, GemmConfig, DType, &[&str]); 16] = [
         ("rung10_k128", top(), tensor, &whole_and_partial),
         ("rung10_k128", top(), row, &whole_and_partial),
         (
@@ -160,6 +160,21 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
             },
             block,
             &["tokens_384", "1000x1000x1008"],
+        ),
+        // H138: B's block scale one value a warpgroup; 1000x1000x1008 leaves columns past N in its last tiles.
+        (
+            "rung10_bn128_promote1_one_b",
+            GemmConfig {
+                one_b_block: true,
+                ..promoted(1)
+            },
+            block,
+            &[
+                "square4096",
+                "attn_out_777",
+                "1000x1000x1008",
+                "256x384x640",
+            ],
         ),
         ("rung4_k128", rung4(), tensor, &["attn_out_777"]),
         ("rung4_k128", rung4(), row, &["attn_out_777"]),

@@ -174,11 +174,13 @@ pub fn fp8_compile_trials() -> Vec<Trial> {
         ("promote4::rung10_bn128", ",bn=128,promote=4", DType::FP8),
     ]
     .map(|(name, changes, dtype)| (name.to_string(), spec(changes), dtype));
-    // Block scales: A's read by every thread, carried by the stage, or loaded a k-block ahead (H120, H136).
+    // Block scales: A's read by every thread, carried by the stage, or loaded a k-block ahead (H120, H136); B's one
+    // value a warpgroup (H138).
     let block = [
         ("block", ""),
         ("block_stage", ",scale_loads=stage"),
         ("block_prefetch", ",scale_prefetch=1"),
+        ("block_one_b", ",one_b_block=1"),
         (
             "block_stage_prefetch",
             ",scale_loads=stage,scale_prefetch=1",

@@ -64,6 +64,9 @@
 //   SCALE_PREFETCH    FP8 block scales: 1: the scales of the next k-block are loaded one k-block ahead (B's, and A's
 //                     under SCALE_LOADS 0), so each load has a whole k-block's loop to land (H136); 0: each k-block's
 //                     loads are issued with its own MMAs
+//   ONE_B_BLOCK       FP8 block scales: 1: a warpgroup's WG_N columns (WG_N divides 128, from a multiple of WG_N) lie
+//                     in one 128-column scale block, so B's scale is one value a k-block and the promotion one product
+//                     a row (H138); 0: a scale chosen per eight columns, with a test of N, at every k-block
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -222,7 +225,12 @@ struct PromoteScales {
 // was one for every eight columns (16 a k-block at WG_N = 128, all but one or two the same scale; H130).
 struct ScaleLoads {
 #if SCALES == 2
+#if ONE_B_BLOCK
+  static_assert(128 % WG_N == 0, "one_b_block=1 needs WG_N dividing 128");
+  static constexpr int B_SPAN = 1;
+#else
   static constexpr int B_SPAN = (WG_N + 127) / 128 + 1;
+#endif
   float a[WG_ATOMS][2];
   float b_blocks[B_SPAN];
 #endif
@@ -279,6 +287,13 @@ __device__ __forceinline__ PromoteScales spread_scales(const ScaleLoads& l, int 
   for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
     for (int h = 0; h < 2; h++) s.a[a][h] = l.a[a][h];
+#if ONE_B_BLOCK
+  // One block holds every column of the warpgroup; columns past N hold zero partial sums (TMA fills B's rows past
+  // N with zeros), so they need no zero scale.
+  (void)col0, (void)N;
+#pragma unroll
+  for (int j = 0; j < WG_N / 8; j++) s.b[j] = l.b_blocks[0];
+#else
   const int first_block = col0 / 128;
 #pragma unroll
   for (int j = 0; j < WG_N / 8; j++) {
@@ -291,6 +306,7 @@ __device__ __forceinline__ PromoteScales spread_scales(const ScaleLoads& l, int 
       if (c / 128 == first_block + i) b = l.b_blocks[i];
     s.b[j] = c < N ? b : 0.f;
   }
+#endif
 #else
   (void)l, (void)col0, (void)N;
 #endif

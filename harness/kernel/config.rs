@@ -318,6 +318,10 @@ pub struct GemmConfig {
     /// carries them), so each load has a whole k-block's loop to land in (H136).
     #[serde(default)]
     pub scale_prefetch: bool,
+    /// FP8 block scales only: a warpgroup's columns lie in one 128-column scale block (its width divides 128), so
+    /// B's scale is one value a k-block and the promotion one product a row (H138).
+    #[serde(default)]
+    pub one_b_block: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -505,6 +509,19 @@ impl GemmConfig {
                 "scale_prefetch=1 loads FP8 block scales ahead: it needs the dtype e4m3-block",
             );
         }
+        if self.one_b_block {
+            if scales != Scales::Block {
+                return config_err(
+                    "one_b_block=1 reads one FP8 block scale of B a warpgroup: it needs the dtype e4m3-block",
+                );
+            }
+            if !128u32.is_multiple_of(self.wg_n()) {
+                return config_err(format!(
+                    "one_b_block=1 needs a warpgroup's columns inside one 128-column scale block: its width ({}) must divide 128",
+                    self.wg_n()
+                ));
+            }
+        }
         if self.scale_loads {
             if scales != Scales::Block {
                 return config_err(
@@ -580,6 +597,11 @@ impl GemmConfig {
         if operand_bytes != FP8 && self.scale_prefetch {
             return config_err(
                 "scale_prefetch=1 loads FP8 block scales ahead: it needs the dtype e4m3-block",
+            );
+        }
+        if operand_bytes != FP8 && self.one_b_block {
+            return config_err(
+                "one_b_block=1 reads one FP8 block scale of B a warpgroup: it needs the dtype e4m3-block",
             );
         }
         if self.stages == 0 || self.stages > 16 {

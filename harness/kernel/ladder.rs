@@ -135,6 +135,7 @@ impl Rung {
             promote: 0,
             scale_loads: false,
             scale_prefetch: false,
+            one_b_block: false,
         };
         match self {
             Rung::KLoop => base,

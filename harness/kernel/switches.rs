@@ -387,6 +387,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.scale_prefetch, flag("scale_prefetch", v)),
     },
     Switch {
+        key: "one_b_block",
+        define: Some("ONE_B_BLOCK"),
+        doc: "FP8 block scales (e4m3-block), a warpgroup's width dividing 128: 1, B's scale is one value a k-block and the promotion one product a row; 0 (default), a scale chosen per eight columns with a test of N at every k-block (H138)",
+        value: |c| u32::from(c.one_b_block),
+        set: |c, v| assign(&mut c.one_b_block, flag("one_b_block", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
