@@ -83,6 +83,13 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         DType::E4M3(Scales::Block),
     );
     let whole_and_partial = ["square4096", "attn_out_777", "1000x1000x1008"];
+    // Block scales' switches, also on a shape of one partial tile each way.
+    let block_shapes = [
+        "square4096",
+        "attn_out_777",
+        "1000x1000x1008",
+        "256x384x640",
+    ];
     // A stage of 128 one-byte k-elements holds what a 16-bit stage of 64 holds.
     let top = || Rung::Stmatrix.config().with_tile_k(128);
     let promoted = |every: u32| GemmConfig {
@@ -116,17 +123,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
             &["square4096", "1000x1000x1008", "long_k", "decode_mlp_down"],
         ),
         // 640 = 5 k-blocks: B's rows of block scales padded to 8, over three 128-column blocks.
-        (
-            "rung10_bn128_promote1",
-            promoted(1),
-            block,
-            &[
-                "square4096",
-                "attn_out_777",
-                "1000x1000x1008",
-                "256x384x640",
-            ],
-        ),
+        ("rung10_bn128_promote1", promoted(1), block, &block_shapes),
         (
             "rung10_bn128_promote1_stage",
             GemmConfig {
@@ -144,12 +141,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
                 ..promoted(1)
             },
             block,
-            &[
-                "square4096",
-                "attn_out_777",
-                "1000x1000x1008",
-                "256x384x640",
-            ],
+            &block_shapes,
         ),
         (
             "rung10_bn128_promote1_stage_prefetch",
@@ -169,12 +161,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
                 ..promoted(1)
             },
             block,
-            &[
-                "square4096",
-                "attn_out_777",
-                "1000x1000x1008",
-                "256x384x640",
-            ],
+            &block_shapes,
         ),
         ("rung4_k128", rung4(), tensor, &["attn_out_777"]),
         ("rung4_k128", rung4(), row, &["attn_out_777"]),
