@@ -54,7 +54,11 @@ PIN_RUNS = {
 # whose reds prompted H137 (its two reds left red stay reds of that run whatever the pins become).
 HELD_OUT = {
     "ablations": [f"9d9b4bb/suite/runs/ablations-20261206T{t}Z"
-                  for t in ("015212", "015342", "015442", "015552", "015701", "015827")],
+                  for t in ("015212", "015342", "015442", "015552", "015701", "015827")]
+    # The first whole suite at H137's pins (2026-12-06, the first kind of machine); ced423a (the ablations alone)
+    # stays out: its one red, left red, would fail its replay trial, and tools/replay_pins.py reports it.
+    + [f"9358f28/suite/runs/ablations-20261206T{t}Z"
+       for t in ("050523", "050656", "050758", "050923", "051028", "051124")],
 }
 # Runs on the second kind of H200 machine the lender hands out (ablations/HYPOTHESES.md H132): the first four pin
 # runs were all on machines where the skinny ring kernel takes 41.1-41.2 us at decode_m1; on 8fb4f1b's two machines
