@@ -278,14 +278,16 @@ fn at_length(
 /// The injected slowdowns the calibration aims at (0: a separately compiled copy that does the same work).
 pub const SLOWDOWNS: [f64; 6] = [0.0, 0.015, 0.02, 0.025, 0.03, 0.05];
 
-/// The known slowdowns on rung 7 at 4096^3: a pilot at length, spins for each of `SLOWDOWNS`, each one's true
-/// effect at length, then `repetitions` short comparisons of each, every one in its own process.
-pub fn slowdowns(
+/// A known slowdown on rung 7 at 4096^3, one of `SLOWDOWNS`: a pilot at length, the spin for the aim, its true
+/// effect at length, then `repetitions` short comparisons, every one in its own process. One trial an aim, so that
+/// a device call short of time runs the aims the targets name (`aim0.0`, `aim3.0`) by filter.
+pub fn slowdown(
     trial: &str,
+    target: f64,
     spread: Spread,
     repetitions: usize,
     records: &mut Vec<TrialRecord>,
-) -> Result<Vec<CalibrationRow>, String> {
+) -> Result<CalibrationRow, String> {
     let rung = Rung::TwoConsumers;
     let base = || VariantSpec::gemm(rung.name(), rung.config());
     let spun = |cycles: u32| {
@@ -307,30 +309,34 @@ pub fn slowdowns(
             pilot.0
         ));
     }
-    let mut rows = Vec::new();
     // Aim 0: a one-cycle spin, a separately compiled module that does the same work (A/A across modules, so
     // that whatever a process fixes per module can differ between the two sides).
-    for target in SLOWDOWNS {
-        let cycles = if target == 0.0 {
-            1
-        } else {
-            ((1.0f64 + target).ln() / per_cycle).round().max(2.0) as u32
-        };
-        let job = compare_job(base(), spun(cycles), "square4096");
-        let truth = at_length(&format!("{trial}::true{cycles}"), &job, records)?;
-        let mut row = repeat(
-            trial,
-            format!("spin {cycles} cycles (aim {:.1}%)", target * 100.0),
-            &job,
-            spread,
-            repetitions,
-            Some(truth),
-            records,
-        );
-        row.copy = target == 0.0;
-        rows.push(row);
-    }
-    Ok(rows)
+    let cycles = if target == 0.0 {
+        1
+    } else {
+        ((1.0f64 + target).ln() / per_cycle).round().max(2.0) as u32
+    };
+    let job = compare_job(base(), spun(cycles), "square4096");
+    let truth = at_length(&format!("{trial}::true{cycles}"), &job, records)?;
+    let mut row = repeat(
+        trial,
+        format!("spin {cycles} cycles (aim {:.1}%)", target * 100.0),
+        &job,
+        spread,
+        repetitions,
+        Some(truth),
+        records,
+    );
+    row.copy = target == 0.0;
+    Ok(row)
+}
+
+/// The trial name of one slowdown aim: `calibration::slowdown::square4096::aim3.0` for 3%.
+pub fn slowdown_trial(target: f64) -> String {
+    format!(
+        "calibration::slowdown::square4096::aim{:.1}",
+        target * 100.0
+    )
 }
 
 /// The real pairs: `(name, baseline, candidate, shape)`.
