@@ -8,7 +8,7 @@
 //!   trial an aim, each true effect measured at length, then 20 short comparisons of each, every one in its own
 //!   process, with how often one process's interval holds the mean over the processes. Issue 37's targets need
 //!   the A/A pairs, `aim0.0`, `aim3.0` and the real pairs: `--skip aim1.5 --skip aim2.0 --skip aim2.5 --skip
-//!   aim5.0` leaves the other four aims out (each a pilot, a run at length and 20 comparisons);
+//!   aim5.0` leaves the other four aims out (each a run at length and 20 comparisons);
 //! - `calibration::real::<pair>`: real pairs whose truth is the mean over 20 repetitions (an ablation that moved
 //!   between processes, `auto` against cuBLAS at M = 16 and on 4096³): how often one comparison's
 //!   interval holds that mean (its pairs of contradicting decisive verdicts printed);

@@ -278,9 +278,9 @@ fn at_length(
 /// The injected slowdowns the calibration aims at (0: a separately compiled copy that does the same work).
 pub const SLOWDOWNS: [f64; 6] = [0.0, 0.015, 0.02, 0.025, 0.03, 0.05];
 
-/// A known slowdown on rung 7 at 4096^3, one of `SLOWDOWNS`: a pilot at length, the spin for the aim, its true
-/// effect at length, then `repetitions` short comparisons, every one in its own process. One trial an aim, so that
-/// a device call short of time runs the aims the targets name (`aim0.0`, `aim3.0`) by filter.
+/// A known slowdown on rung 7 at 4096^3, one of `SLOWDOWNS`: the spin for the aim (from a pilot at length, once a
+/// process), its true effect at length, then `repetitions` short comparisons, every one in its own process. One
+/// trial an aim, so that a device call short of time runs the aims the targets name (`aim0.0`, `aim3.0`) by filter.
 pub fn slowdown(
     trial: &str,
     target: f64,
@@ -296,24 +296,32 @@ pub fn slowdown(
             rung.config().with_spin(cycles),
         )
     };
-    const PILOT: u32 = 2000;
-    let pilot = at_length(
-        &format!("{trial}::pilot"),
-        &compare_job(base(), spun(PILOT), "square4096"),
-        records,
-    )?;
-    let per_cycle = pilot.0.ln() / f64::from(PILOT);
-    if per_cycle <= 0.0 {
-        return Err(format!(
-            "the pilot spin of {PILOT} cycles did not slow the kernel down (ratio {:.4})",
-            pilot.0
-        ));
-    }
     // Aim 0: a one-cycle spin, a separately compiled module that does the same work (A/A across modules, so
-    // that whatever a process fixes per module can differ between the two sides).
+    // that whatever a process fixes per module can differ between the two sides). The others take the cycles a
+    // pilot measured at length says give the aim; one pilot serves every aim a process runs.
+    const PILOT: u32 = 2000;
+    static PER_CYCLE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
     let cycles = if target == 0.0 {
         1
     } else {
+        let per_cycle = match PER_CYCLE.get() {
+            Some(c) => *c,
+            None => {
+                let pilot = at_length(
+                    &format!("{trial}::pilot"),
+                    &compare_job(base(), spun(PILOT), "square4096"),
+                    records,
+                )?;
+                let c = pilot.0.ln() / f64::from(PILOT);
+                if c <= 0.0 {
+                    return Err(format!(
+                        "the pilot spin of {PILOT} cycles did not slow the kernel down (ratio {:.4})",
+                        pilot.0
+                    ));
+                }
+                *PER_CYCLE.get_or_init(|| c)
+            }
+        };
         ((1.0f64 + target).ln() / per_cycle).round().max(2.0) as u32
     };
     let job = compare_job(base(), spun(cycles), "square4096");
