@@ -449,8 +449,8 @@ pub(crate) fn sanitize() -> Vec<GpuTrial> {
 }
 
 /// FP8's kernels under the sanitizer (issue 40): the top rung in each scaling scheme, promoted, with A's block
-/// scales copied with the stage (and the next k-block's loaded ahead, H136), unswizzled, the direct epilogue with row scales, and `auto`'s swap-AB kernel with
-/// row scales (the scales handed over crosswise). Block scales on K = 640: five k-blocks, B's rows of scales
+/// scales copied with the stage (and the next k-block's loaded ahead, H136), unswizzled, the direct epilogue with row scales, `auto`'s swap-AB kernel with
+/// row scales (the scales handed over crosswise) and `auto`'s block-scaled kernel. Block scales on K = 640: five k-blocks, B's rows of scales
 /// padded to eight. Each waits for FP8's first run (`GEMM_ABLATE_FIRST_RUNS=1 tools/h200-sanitize.sh sanitize::fp8`).
 fn fp8_sanitize() -> Vec<GpuTrial> {
     let (tensor, row, block) = (
@@ -513,11 +513,25 @@ fn fp8_sanitize() -> Vec<GpuTrial> {
         ),
     ]
     .map(|(label, config, dtype, s)| (label, gemm(label, config), dtype, s));
-    // `auto`'s kernel keeps the name `auto` gives it in records.
-    let auto = ("auto_swap_ab", gemm(&swap_label, swap_ab), row, "small");
+    // `auto`'s kernels keep the names `auto` gives them in records: the swap-AB one, and the block-scaled one
+    // (`one_b_block` since H138).
+    let (block_label, block_auto) = harness::kernel::dispatch::auto_variant_for(
+        &shape("256x384x640"),
+        harness::kernel::dispatch::H200_SMS,
+        block,
+    );
+    let autos = [
+        ("auto_swap_ab", gemm(&swap_label, swap_ab), row, "small"),
+        (
+            "auto_block",
+            gemm(&block_label, block_auto),
+            block,
+            "256x384x640",
+        ),
+    ];
     variants
         .into_iter()
-        .chain(std::iter::once(auto))
+        .chain(autos)
         .map(|(label, variant, dtype, s)| {
             correct(
                 &format!("sanitize::fp8::{}::{label}::{s}", dtype.name()),
