@@ -53,6 +53,7 @@
 //   K_ROTATE          1: each work item takes its k-blocks from an offset spread evenly over the tiles (wrapping
 //                     round), so the clusters' loads in flight sit at different columns of the weight rows instead
 //                     of all at the same one (H83); 0: from its first k-block
+//   PLACE_PROBE       instrumentation: each CTA's thread 0 writes the SM it runs on into place_probe (H142)
 //   CLOCK_PROBE       instrumentation: CTA 0's last thread writes its SM's cycles and the global timer's nanoseconds
 //                     from its start to its end into clock_probe: the SM clock the launch actually ran at
 //   PROMOTE           FP8: every PROMOTE k-blocks the wgmma partial sums are added into a second set of fp32
@@ -133,6 +134,13 @@ static_assert(1024 + BAR_OFFSET + 8 * NUM_BARRIERS <= SMEM_BYTES, "shared memory
 #if CLOCK_PROBE
 // Cycles and nanoseconds of CTA 0's last thread over its lifetime, written by every launch (read by the host).
 __device__ u64 clock_probe[2];
+#endif
+
+#if PLACE_PROBE
+// The SM each CTA of the last launch ran on, by CTA index (H142: which SMs a grid under one wave lands on), read
+// by the host after a round; CTAs past its end are not recorded.
+#define PLACE_PROBE_CTAS 1024
+__device__ u64 place_probe[PLACE_PROBE_CTAS];
 #endif
 
 #ifdef AB_E4M3
@@ -823,6 +831,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   const u32 empty_bar = full_bar + 8 * STAGES;
   const u32 turn_bar = empty_bar + 8 * STAGES;
   const int wg = threadIdx.x / 128;
+#if PLACE_PROBE
+  if (threadIdx.x == 0 && blockIdx.x < PLACE_PROBE_CTAS) {
+    u32 sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    place_probe[blockIdx.x] = sm;
+  }
+#endif
 #if CLOCK_PROBE
   const bool probe = blockIdx.x == 0 && threadIdx.x == THREADS - 1;
   u64 probe_ns = 0, probe_cycles = 0;

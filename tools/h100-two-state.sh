@@ -2,7 +2,7 @@
 # H141 (ablations/HYPOTHESES.md, issue 37): the multicast pair on decode_attn_out (rung 5 against rung 6) in seven
 # `compare` runs of 3 worker processes for each of GEMM_ABLATE_RANDOMIZE none, memory and code, with every round kept
 # in the records, so that `python3 tools/two_state.py two-state.tgz` can say which state each round of each process
-# ran in. Any GPU; the H100 is where the two states were seen. Run from the repository root with .gpu/bin.txz
+# ran in (SPECS: the baseline and candidate, default `5 6`). Any GPU; the H100 is where the two states were seen. Run from the repository root with .gpu/bin.txz
 # carried (tools/gpu-pack.sh) and OUT set; everything comes back as $OUT/two-state.tgz. Give the call timeout_s 595.
 set -uo pipefail
 if [[ ! -x .gpu/ablations && -f .gpu/bin.txz ]]; then
@@ -16,7 +16,7 @@ for arm in ${ARMS:-none memory code}; do
   start=$(date +%s)
   # `compare` rather than the trial: the trial's expectation is pinned on the H200 and skips elsewhere.
   for i in $(seq "${REPEAT:-7}"); do
-    GEMM_ABLATE_RANDOMIZE=$arm timeout 60 .gpu/gemm-ablate compare decode_attn_out 5 6 >> "$OUT/two-state/$arm.log" 2>&1
+    GEMM_ABLATE_RANDOMIZE=$arm timeout 60 .gpu/gemm-ablate compare decode_attn_out ${SPECS:-5 6} >> "$OUT/two-state/$arm.log" 2>&1
   done
   echo "$arm: $(( $(date +%s) - start )) s, $(grep -c -E "ratio" "$OUT/two-state/$arm.log") lines with a ratio"
 done

@@ -24,6 +24,20 @@ def process_states(trial, threshold):
     return ["".join(states[i : i + ROUNDS_PER_PROCESS]) for i in range(0, len(states), ROUNDS_PER_PROCESS)]
 
 
+def process_maps(trial, side):
+    """Per process, the distinct CTA-to-SM maps of one side (0 baseline, 1 candidate) over its rounds, each as a
+    short name: place_probe=1 records (H142); none where the kernel did not record them."""
+    rounds = trial["comparison"]["rounds"]
+    names = []
+    for i in range(0, len(rounds), ROUNDS_PER_PROCESS):
+        maps = {tuple(r["placement"][side]) for r in rounds[i : i + ROUNDS_PER_PROCESS] if r.get("placement")}
+        names.append(sorted(MAPS.setdefault(m, f"m{len(MAPS)}") for m in maps if m))
+    return names
+
+
+MAPS = {}
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -41,15 +55,29 @@ def main():
         arm = os.path.basename(os.path.dirname(path))
         for t in run.get("trials", []):
             if part in t["name"] and t.get("comparison") and t["comparison"].get("rounds"):
-                by_arm.setdefault(arm, []).append((t["name"], process_states(t, threshold)))
+                by_arm.setdefault(arm, []).append(
+                    (t["name"], process_states(t, threshold), process_maps(t, 0), process_maps(t, 1))
+                )
     for arm, comparisons in by_arm.items():
-        procs = [p for _, ps in comparisons for p in ps]
+        procs = [p for _, ps, _, _ in comparisons for p in ps]
         mixed = sum(1 for p in procs if "H" in p and "L" in p)
         rounds = "".join(procs)
         print(f"{arm}: {len(comparisons)} comparisons, {len(procs)} processes, {mixed} with rounds of both states, "
               f"{rounds.count('H')} of {len(rounds)} rounds H")
-        for name, ps in comparisons:
+        seen = {}
+        for name, ps, base_maps, cand_maps in comparisons:
             print(f"  {name}: {' '.join(ps)}")
+            for p, bm, cm in zip(ps, base_maps, cand_maps):
+                if bm or cm:
+                    print(f"    {p}: baseline maps {','.join(bm)}, candidate maps {','.join(cm)}")
+                for m in bm:
+                    seen.setdefault(m, set()).update(set(p))
+        for m, states in sorted(seen.items()):
+            idle = "?"
+            for full, short in MAPS.items():
+                if short == m:
+                    idle = len(set(full))
+            print(f"  baseline map {m}: states {''.join(sorted(states))}, {idle} distinct SMs")
 
 
 if __name__ == "__main__":

@@ -305,6 +305,10 @@ pub struct GemmConfig {
     /// start and end into the module's `clock_probe`: the SM clock a launch actually ran at (`sustain`).
     #[serde(default)]
     pub clock_probe: bool,
+    /// Instrumentation: each CTA's first thread writes the SM it runs on into the module's `place_probe`, read
+    /// after every round (H142: where a grid of under one wave lands).
+    #[serde(default)]
+    pub place_probe: bool,
     /// FP8 only: every this many k-blocks the wgmma partial sums are added into fp32 accumulators held apart
     /// (two-level accumulation: the tensor core's own FP8 accumulation keeps fewer bits); 0: never, one set of
     /// accumulators. Block scales need 1 (their scales change every k-block of 128).

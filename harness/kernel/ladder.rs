@@ -132,6 +132,7 @@ impl Rung {
             early_turn: false,
             epi_buffers: 2,
             clock_probe: false,
+            place_probe: false,
             promote: 0,
             scale_loads: false,
             scale_prefetch: false,

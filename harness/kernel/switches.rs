@@ -348,6 +348,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.clock_probe, flag("clock_probe", v)),
     },
     Switch {
+        key: "place_probe",
+        define: Some("PLACE_PROBE"),
+        doc: "instrumentation: 1 records the SM each CTA of a round's last launch ran on (its first 1024 CTAs; H142); 0 (default)",
+        value: |c| u32::from(c.place_probe),
+        set: |c, v| assign(&mut c.place_probe, flag("place_probe", v)),
+    },
+    Switch {
         key: "tile_order",
         define: Some("TILE_ORDER"),
         doc: "raster: the grouped raster computed on the device; hilbert: a Hilbert curve over the tile grid, a table the host writes into the module (persistent kernels)",

@@ -42,6 +42,10 @@ pub struct Round {
     /// GEMM_ABLATE_RANDOMIZE=code: padding modules loaded before the round's kernels.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub code_padding: u32,
+    /// The SM each CTA of the round's last launch ran on, baseline and candidate (`place_probe=1`; H142): empty
+    /// where neither records it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<Vec<u32>>,
     /// The worker process (0-based) the round ran in, where the comparison was spread over processes.
     #[serde(default, skip_serializing_if = "is_first")]
     pub process: usize,
@@ -399,6 +403,7 @@ pub fn round(
         probed_mhz: Vec::new(),
         chunks: operands.chunks,
         code_padding: operands.code_padding,
+        placement: Vec::new(),
         process: 0,
     };
     let mut set = 0;
@@ -428,6 +433,11 @@ pub fn round(
         r.candidate_us.push(ub);
         r.log_ratios.push((ub / ua).ln());
     }
+    // Where the round's last launch of each side ran (outside the timed spans).
+    let places = [baseline.placement(gpu)?, candidate.placement(gpu)?];
+    if places.iter().any(Option::is_some) {
+        r.placement = places.into_iter().map(Option::unwrap_or_default).collect();
+    }
     Ok(r)
 }
 
@@ -450,6 +460,7 @@ mod tests {
             probed_mhz: probes,
             chunks: Vec::new(),
             code_padding: 0,
+            placement: Vec::new(),
             process: 0,
         }
     }

@@ -23,6 +23,10 @@ pub trait Variant {
     fn probed_clock_mhz(&self, _gpu: &Gpu) -> Result<Option<f64>> {
         Ok(None)
     }
+    /// The SM each CTA of the last launch ran on, by CTA index, where the kernel records it (`place_probe=1`).
+    fn placement(&self, _gpu: &Gpu) -> Result<Option<Vec<u32>>> {
+        Ok(None)
+    }
 }
 
 /// A variant that computes the GEMM: it can write into a correctness check's guarded output.
@@ -264,6 +268,15 @@ impl Variant for GemmKernel<'_> {
         }
         let probe = self.kernel.read_global_u64(gpu, "clock_probe", 2)?;
         Ok((probe[1] > 0).then(|| probe[0] as f64 * 1e3 / probe[1] as f64))
+    }
+    fn placement(&self, gpu: &Gpu) -> Result<Option<Vec<u32>>> {
+        if !self.config.place_probe {
+            return Ok(None);
+        }
+        // PLACE_PROBE_CTAS in kernels/gemm.cu.
+        let ctas = (self.shape.grid as usize).min(1024);
+        let sms = self.kernel.read_global_u64(gpu, "place_probe", ctas)?;
+        Ok(Some(sms.into_iter().map(|s| s as u32).collect()))
     }
 }
 
