@@ -1,0 +1,101 @@
+// H143 (ablations/HYPOTHESES.md): where the block scheduler puts a grid of under one wave, and what moves it.
+// Each block's first thread records its SM (%smid); a block takes enough shared memory that only one fits an SM
+// (as rung 5 on decode_attn_out), and spins long enough that the whole grid is resident at once. Printed per
+// launch: the SMs of blocks 0 and 8 and a hash of the whole map. Three ways of launching, one process:
+//   primary  five launches in the runtime's primary context, back to back;
+//   history  five launches in the primary context, each after a launch of a random number (1-131) of blocks;
+//   contexts five new contexts made one after another (cuCtxCreate), one launch each.
+// Build on the device: nvcc -arch=sm_90 -o where tools/placement/where.cu -lcuda
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+__global__ void where(unsigned* sm_of_block, long long spin) {
+  extern __shared__ unsigned char smem[];
+  if (threadIdx.x == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    sm_of_block[blockIdx.x] = sm;
+    smem[0] = (unsigned char)sm;
+  }
+  const long long start = clock64();
+  while (clock64() - start < spin) {
+  }
+}
+
+__global__ void shift(int* sink) {
+  if (threadIdx.x == 0 && sink) sink[blockIdx.x] = blockIdx.x;
+}
+
+static void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    exit(1);
+  }
+}
+
+static void check_drv(CUresult e, const char* what) {
+  if (e != CUDA_SUCCESS) {
+    const char* s = nullptr;
+    cuGetErrorString(e, &s);
+    fprintf(stderr, "%s: %s\n", what, s ? s : "?");
+    exit(1);
+  }
+}
+
+// Launches the probe once in the current context and prints its map's signature.
+static void probe(const char* mode, int index, int blocks, int smem) {
+  unsigned* d = nullptr;
+  check(cudaMalloc(&d, blocks * sizeof(unsigned)), "cudaMalloc");
+  check(cudaFuncSetAttribute(where, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+  where<<<blocks, 384, smem>>>(d, 200000);
+  check(cudaGetLastError(), "launch");
+  unsigned h[1024];
+  check(cudaMemcpy(h, d, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost), "copy back");
+  unsigned hash = 2166136261u, used = 0;
+  bool seen[1024] = {false};
+  for (int b = 0; b < blocks; b++) {
+    hash = (hash ^ h[b]) * 16777619u;
+    if (h[b] < 1024 && !seen[h[b]]) {
+      seen[h[b]] = true;
+      used++;
+    }
+  }
+  printf("%s %d: block0 sm %u, block8 sm %u, %u distinct SMs, map %08x\n", mode, index, h[0], h[8], used, hash);
+  check(cudaFree(d), "cudaFree");
+}
+
+int main(int argc, char** argv) {
+  const int blocks = argc > 1 ? atoi(argv[1]) : 128;
+  const int smem = 200 * 1024;
+  if (blocks < 9 || blocks > 1024) {
+    fprintf(stderr, "blocks: 9 to 1024\n");
+    return 2;
+  }
+  srand((unsigned)getpid());
+  check(cudaSetDevice(0), "cudaSetDevice");
+  for (int i = 0; i < 5; i++) probe("primary", i, blocks, smem);
+  for (int i = 0; i < 5; i++) {
+    const int r = 1 + rand() % 131;
+    shift<<<r, 32>>>(nullptr);
+    check(cudaDeviceSynchronize(), "shift");
+    printf("history %d: after %d blocks\n", i, r);
+    probe("history", i, blocks, smem);
+  }
+  check_drv(cuInit(0), "cuInit");
+  CUdevice dev;
+  check_drv(cuDeviceGet(&dev, 0), "cuDeviceGet");
+  CUcontext primary;
+  check_drv(cuCtxGetCurrent(&primary), "cuCtxGetCurrent");
+  for (int i = 0; i < 5; i++) {
+    CUcontext ctx;
+    check_drv(cuCtxCreate(&ctx, nullptr, 0, dev), "cuCtxCreate");
+    probe("contexts", i, blocks, smem);
+    check_drv(cuCtxDestroy(ctx), "cuCtxDestroy");
+    check_drv(cuCtxSetCurrent(primary), "cuCtxSetCurrent");
+  }
+  return 0;
+}
