@@ -1,9 +1,11 @@
 // H143 (ablations/HYPOTHESES.md): where the block scheduler puts a grid of under one wave, and what moves it.
 // Each block's first thread records its SM (%smid); a block takes enough shared memory that only one fits an SM
 // (as rung 5 on decode_attn_out), and spins long enough that the whole grid is resident at once. Printed per
-// launch: the SMs of blocks 0 and 8 and a hash of the whole map. Three ways of launching, one process:
+// launch: the SMs of blocks 0 and 8 and a hash of the whole map. Four ways of launching, one process:
 //   primary  five launches in the runtime's primary context, back to back;
 //   history  five launches in the primary context, each after a launch of a random number (1-131) of blocks;
+//   steady   eight times: a scatter (one block an SM, each spinning a random time), then 40 launches back to
+//            back, the last one's map printed (H144);
 //   contexts five new contexts made one after another (cuCtxCreate), one launch each.
 // Build on the device: nvcc -arch=sm_90 -o where tools/placement/where.cu -lcuda
 #include <cuda.h>
@@ -22,6 +24,20 @@ __global__ void where(unsigned* sm_of_block, long long spin) {
     smem[0] = (unsigned char)sm;
   }
   const long long start = clock64();
+  while (clock64() - start < spin) {
+  }
+}
+
+// One block an SM (shared memory as the probe's), each spinning its own random number of cycles, so that the SMs
+// come free in a random order.
+__global__ void scatter(unsigned seed, long long most) {
+  extern __shared__ unsigned char smem[];
+  unsigned x = seed ^ (blockIdx.x * 2654435761u);
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  if (threadIdx.x == 0) smem[0] = (unsigned char)x;
+  const long long start = clock64(), spin = (long long)(x % 1000u) * (most / 1000);
   while (clock64() - start < spin) {
   }
 }
@@ -46,12 +62,12 @@ static void check_drv(CUresult e, const char* what) {
   }
 }
 
-// Launches the probe once in the current context and prints its map's signature.
-static void probe(const char* mode, int index, int blocks, int smem) {
+// Launches the probe `launches` times back to back in the current context and prints the last map's signature.
+static void probe(const char* mode, int index, int blocks, int smem, int launches = 1) {
   unsigned* d = nullptr;
   check(cudaMalloc(&d, blocks * sizeof(unsigned)), "cudaMalloc");
   check(cudaFuncSetAttribute(where, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
-  where<<<blocks, 384, smem>>>(d, 200000);
+  for (int l = 0; l < launches; l++) where<<<blocks, 384, smem>>>(d, 200000);
   check(cudaGetLastError(), "launch");
   unsigned h[1024];
   check(cudaMemcpy(h, d, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost), "copy back");
@@ -84,6 +100,15 @@ int main(int argc, char** argv) {
     check(cudaDeviceSynchronize(), "shift");
     printf("history %d: after %d blocks\n", i, r);
     probe("history", i, blocks, smem);
+  }
+  // steady: the SMs freed in a random order (scatter), then 40 launches back to back; the last one's map.
+  check(cudaFuncSetAttribute(scatter, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "smem attribute");
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SM count");
+  for (int i = 0; i < 8; i++) {
+    scatter<<<sms, 384, smem>>>((unsigned)rand(), 400000);
+    check(cudaDeviceSynchronize(), "scatter");
+    probe("steady", i, blocks, smem, 40);
   }
   check_drv(cuInit(0), "cuInit");
   CUdevice dev;
