@@ -6,6 +6,7 @@
 //   history  five launches in the primary context, each after a launch of a random number (1-131) of blocks;
 //   steady   eight times: a scatter (one block an SM, each spinning a random time), then 40 launches back to
 //            back, the last one's map printed (H144);
+//   small    a launch of k blocks (k = 1-16, 24, 32, 48, 64, then 1 four times), then two probe launches (H145);
 //   contexts five new contexts made one after another (cuCtxCreate), one launch each.
 // Build on the device: nvcc -arch=sm_90 -o where tools/placement/where.cu -lcuda
 #include <cuda.h>
@@ -109,6 +110,15 @@ int main(int argc, char** argv) {
     scatter<<<sms, 384, smem>>>((unsigned)rand(), 400000);
     check(cudaDeviceSynchronize(), "scatter");
     probe("steady", i, blocks, smem, 40);
+  }
+  // small: a launch of k blocks of 32 threads, then two probe launches, for each k in turn (H145).
+  const int ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 32, 48, 64, 1, 1, 1, 1};
+  for (int k : ks) {
+    shift<<<k, 32>>>(nullptr);
+    check(cudaDeviceSynchronize(), "shift");
+    printf("small: after %d blocks\n", k);
+    probe("small", k, blocks, smem);
+    probe("small", k, blocks, smem);
   }
   check_drv(cuInit(0), "cuInit");
   CUdevice dev;
