@@ -45,11 +45,16 @@ impl TimingSettings {
 
 /// What each round draws afresh, beyond its operands' allocation (GEMM_ABLATE_RANDOMIZE; H106): `memory` maps
 /// the operands onto physical chunks drawn at random from a pool held by the process, `code` loads a random
-/// number of padding modules before the round's kernels, so that their code lands elsewhere.
+/// number of padding modules before the round's kernels, so that their code lands elsewhere. `scheduler` is the
+/// opposite, a fixed start: a launch of 9 small blocks before each round, which put the block scheduler's rotation
+/// (where a grid under one wave lands, H142) in one state from every state seen (H145); H146 asks whether
+/// processes then agree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Randomize {
     pub memory: bool,
     pub code: bool,
+    #[serde(default)]
+    pub scheduler: bool,
 }
 
 impl Randomize {
@@ -60,17 +65,24 @@ impl Randomize {
                 "none" => {}
                 "memory" => r.memory = true,
                 "code" => r.code = true,
+                "scheduler" => r.scheduler = true,
                 _ => return None,
             }
         }
         Some(r)
     }
-    pub fn name(self) -> &'static str {
-        match (self.memory, self.code) {
-            (false, false) => "none",
-            (true, false) => "memory",
-            (false, true) => "code",
-            (true, true) => "memory,code",
+    pub fn name(self) -> String {
+        let parts: Vec<&str> = [
+            (self.memory, "memory"),
+            (self.code, "code"),
+            (self.scheduler, "scheduler"),
+        ]
+        .into_iter()
+        .filter_map(|(on, word)| on.then_some(word))
+        .collect();
+        match parts.is_empty() {
+            true => "none".into(),
+            false => parts.join(","),
         }
     }
 }
@@ -248,7 +260,7 @@ pub const KNOWN: [(&str, &str); 32] = [
     ),
     (
         "GEMM_ABLATE_RANDOMIZE",
-        "what each round draws afresh besides its allocation: none, memory (physical chunks), code (module placement), or both as memory,code (none)",
+        "what each round draws afresh besides its allocation: none, or any of memory (physical chunks), code (module placement) and scheduler (a fixed 9-block launch first, H146) joined by commas (none)",
     ),
     (
         "GEMM_ABLATE_DEVICES",
@@ -572,7 +584,7 @@ impl Settings {
                 "GEMM_ABLATE_RANDOMIZE",
                 d.randomize,
                 Randomize::parse,
-                "none, memory, code or memory,code",
+                "none, or any of memory, code and scheduler joined by commas",
             )?,
             precision: match vars.iter().any(|(k, _)| k == "GEMM_ABLATE_PRECISION") {
                 false => None,
@@ -713,7 +725,7 @@ mod tests {
         for (name, value, words) in [
             ("GEMM_ABLATE_WORKERS", "pooled", "fresh or kept"),
             ("GEMM_ABLATE_ONLY", " ", "a file of trial names"),
-            ("GEMM_ABLATE_RANDOMIZE", "all", "memory,code"),
+            ("GEMM_ABLATE_RANDOMIZE", "all", "joined by commas"),
         ] {
             let e = Settings::from_vars(&vars(&[(name, value)]))
                 .unwrap_err()

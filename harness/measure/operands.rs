@@ -162,6 +162,23 @@ impl UtilKernels {
         unsafe { launch(gpu, round, self.grid_for(elems), &mut params) }
     }
 
+    /// A launch of 9 blocks of 32 threads that do nothing (the fill kernel over no elements), waited for: on an
+    /// H100 it put the block scheduler's rotation in one state from every state seen (H145;
+    /// GEMM_ABLATE_RANDOMIZE=scheduler, H146).
+    pub fn reset_scheduler(&self, gpu: &Gpu) -> Result<()> {
+        let (mut out, mut n, mut seed) = (0u64, 0u64, 0u64);
+        let mut params = crate::kernel_params![&mut out, &mut n, &mut seed];
+        let shape = LaunchShape {
+            grid: 9,
+            block: 32,
+            smem: 0,
+            cluster: 1,
+            pdl: false,
+        };
+        unsafe { launch(gpu, &self.fill, shape, &mut params) }?;
+        gpu.synchronize()
+    }
+
     /// Uniform values in [-1, 1) from a counter-based generator seeded with `seed` (FP8: rounded to e4m3 codes).
     pub fn fill_random(&self, gpu: &Gpu, ptr: u64, elems: usize, seed: u64) -> Result<()> {
         let mut seed = seed;

@@ -287,6 +287,9 @@ fn compare_in_rounds(
                     ctx.mark("short warm-up (the card at its working clock, H133)");
                 }
             }
+            if settings.randomize.scheduler {
+                util.reset_scheduler(gpu)?;
+            }
             let where_ = RoundOperands {
                 seed: ops.seed,
                 addresses: ops.addresses(),
