@@ -7,6 +7,7 @@
 //   steady   eight times: a scatter (one block an SM, each spinning a random time), then 40 launches back to
 //            back, the last one's map printed (H144);
 //   small    a launch of k blocks (k = 1-16, 24, 32, 48, 64, then 1 four times), then two probe launches (H145);
+//   table    from the 9-block launch's state, k blocks, the probe, k blocks again, the probe, k = 1-40 (H147);
 //   contexts five new contexts made one after another (cuCtxCreate), one launch each.
 // Build on the device: nvcc -arch=sm_90 -o where tools/placement/where.cu -lcuda
 #include <cuda.h>
@@ -120,6 +121,29 @@ int main(int argc, char** argv) {
     probe("small", k, blocks, smem);
     probe("small", k, blocks, smem);
   }
+  // table: from the 9-block launch's state, a launch of k blocks, a probe, k blocks again, a probe; for k = 1-40
+  // (H147: which grids set which rotation).
+  unsigned* d_map = nullptr;
+  check(cudaMalloc(&d_map, blocks * sizeof(unsigned)), "cudaMalloc");
+  auto rotation = [&]() {
+    where<<<blocks, 384, smem>>>(d_map, 200000);
+    unsigned h[1024];
+    check(cudaMemcpy(h, d_map, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost), "copy back");
+    return h[8];
+  };
+  for (int k = 1; k <= 40; k++) {
+    shift<<<9, 32>>>(nullptr);
+    check(cudaDeviceSynchronize(), "reset");
+    const unsigned r0 = rotation();
+    shift<<<k, 32>>>(nullptr);
+    check(cudaDeviceSynchronize(), "shift");
+    const unsigned r1 = rotation();
+    shift<<<k, 32>>>(nullptr);
+    check(cudaDeviceSynchronize(), "shift");
+    const unsigned r2 = rotation();
+    printf("table %d: %u -> %u -> %u\n", k, r0, r1, r2);
+  }
+  check(cudaFree(d_map), "cudaFree");
   check_drv(cuInit(0), "cuInit");
   CUdevice dev;
   check_drv(cuDeviceGet(&dev, 0), "cuDeviceGet");
