@@ -713,6 +713,19 @@ mod tests {
     }
 
     #[test]
+    fn randomize_takes_any_of_its_words_and_names_them_back() {
+        let r = Randomize::parse("memory, scheduler").unwrap();
+        assert!(r.memory && r.scheduler && !r.code);
+        assert_eq!(r.name(), "memory,scheduler");
+        assert_eq!(Randomize::parse("none").unwrap().name(), "none");
+        assert_eq!(Randomize::parse("scheduler").unwrap().name(), "scheduler");
+        assert!(Randomize::parse("memory,placement").is_none());
+        let s = Settings::from_vars(&vars(&[("GEMM_ABLATE_RANDOMIZE", "scheduler")])).unwrap();
+        assert!(s.randomize.scheduler);
+        assert_eq!(Settings::default().randomize, Randomize::default());
+    }
+
+    #[test]
     fn worker_processes_and_a_trial_list_are_read_and_bad_values_named() {
         let s = Settings::from_vars(&vars(&[
             ("GEMM_ABLATE_WORKERS", "kept"),
