@@ -15,22 +15,27 @@ import sys
 import tarfile
 import tempfile
 
-ROUNDS_PER_PROCESS = 4  # GEMM_ABLATE_ROUNDS_PER_PROCESS's default: a worker's rounds follow one another
+def by_process(trial):
+    """The comparison's rounds grouped by the worker process they ran in (a record leaves out `process` 0)."""
+    groups = {}
+    for r in trial["comparison"]["rounds"]:
+        groups.setdefault(r.get("process", 0), []).append(r)
+    return [groups[p] for p in sorted(groups)]
 
 
 def process_states(trial, threshold):
-    rounds = trial["comparison"]["rounds"]
-    states = ["H" if sum(r["log_ratios"]) / len(r["log_ratios"]) > threshold else "L" for r in rounds]
-    return ["".join(states[i : i + ROUNDS_PER_PROCESS]) for i in range(0, len(states), ROUNDS_PER_PROCESS)]
+    return [
+        "".join("H" if sum(r["log_ratios"]) / len(r["log_ratios"]) > threshold else "L" for r in rounds)
+        for rounds in by_process(trial)
+    ]
 
 
 def process_maps(trial, side):
     """Per process, the distinct CTA-to-SM maps of one side (0 baseline, 1 candidate) over its rounds, each as a
     short name: place_probe=1 records (H142); none where the kernel did not record them."""
-    rounds = trial["comparison"]["rounds"]
     names = []
-    for i in range(0, len(rounds), ROUNDS_PER_PROCESS):
-        maps = {tuple(r["placement"][side]) for r in rounds[i : i + ROUNDS_PER_PROCESS] if r.get("placement")}
+    for rounds in by_process(trial):
+        maps = {tuple(r["placement"][side]) for r in rounds if r.get("placement")}
         names.append(sorted(MAPS.setdefault(m, f"m{len(MAPS)}") for m in maps if m))
     return names
 
