@@ -10,6 +10,7 @@ states of the multicast pair, log ratios -0.024 and +0.043)
 """
 import glob
 import json
+import lzma
 import os
 import sys
 import tarfile
@@ -52,10 +53,15 @@ def main():
         tmp = tempfile.mkdtemp()
         tarfile.open(src).extractall(tmp)
         src = tmp
-    files = sorted(glob.glob(os.path.join(src, "**", "*.json"), recursive=True))
+    files = sorted(
+        f
+        for pattern in ("*.json", "*.json.xz")
+        for f in glob.glob(os.path.join(src, "**", pattern), recursive=True)
+        if not f.endswith(".summary.json")
+    )
     by_arm = {}
     for path in files:
-        with open(path) as f:
+        with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
             run = json.load(f)
         arm = os.path.basename(os.path.dirname(path))
         for t in run.get("trials", []):
