@@ -11,7 +11,7 @@
 # otherwise. A part starts only if its expected time still fits (at 1b4b713 with kept workers: microbench 195 s,
 # a quarter of the ablations 145 s; at 1d1f9c2 with fresh ones: 259 s and 1082 s of ablations). With the suite done
 # and time left in the call, TAIL runs next (default `fp8`: tools/h200-fp8-smoke.sh with FP8_STEPS=1 in what is
-# left; `agree`: H110(a)'s agreement sweep; `none`).
+# left; `agree`: H110(a)'s agreement sweep; `placement`: H148-H149's tools/h200-placement.sh, about 150 s; `none`).
 # Run from the repository root after ../shared/tools/gpu-stage and tools/gpu-pack.sh (the binaries unpacked), with
 # OUT set; everything a call writes comes back as $OUT/whole-suite-call.tgz (each part's runs-*.tgz and log,
 # kept-smoke*, fp8.tgz, agree.tgz). Give each call timeout_s 595.
@@ -76,6 +76,7 @@ if (( next > ${#parts[@]} )); then
     fp8) if (( left > 120 )); then FP8_STEPS=1 FP8_END_S=$left tools/h200-fp8-smoke.sh; fi ;;
     agree) if (( left > 120 )); then KEPT=$([[ $mode == kept ]] && echo 1 || echo 0) \
              tools/h200-agreement.sh 6 "$left" $(cat tools/sweeps/agreement-40.txt); fi ;;
+    placement) if (( left > 150 )); then tools/h200-placement.sh; fi ;;
   esac
 else
   echo "whole suite: not done; next part $next (${parts[next - 1]}); on a fresh machine: FROM=$next $0"
