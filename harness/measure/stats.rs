@@ -181,6 +181,26 @@ pub struct ProcessLevel {
     pub prior: Option<ProcessPrior>,
 }
 
+/// Processes disagree beyond their rounds where their estimates spread by at least `DISAGREE_FLOOR` and by at
+/// least `DISAGREE_FACTOR` times what each stated (root mean square of their standard errors): on an H100 the
+/// multicast step's processes spread 3.4% against 0.17% stated, the A/A pairs' 0.08-0.11% against 0.08-0.11%
+/// (H141, results/h100/11f24a0/).
+pub const DISAGREE_FLOOR: f64 = 0.005;
+pub const DISAGREE_FACTOR: f64 = 4.0;
+
+impl ProcessLevel {
+    /// The processes' observed spread and the spread each stated, where the first is past both thresholds above:
+    /// a sign of a state that each process draws once and its rounds cannot show (H141-H148).
+    pub fn disagreement(&self) -> Option<(f64, f64)> {
+        let seen = self.observed_sd?;
+        if self.ses.is_empty() {
+            return None;
+        }
+        let stated = (self.ses.iter().map(|s| s * s).sum::<f64>() / self.ses.len() as f64).sqrt();
+        (seen >= DISAGREE_FLOOR && seen >= DISAGREE_FACTOR * stated).then_some((seen, stated))
+    }
+}
+
 /// Two-sided Student-t quantile at any positive degrees of freedom (infinite at none).
 pub fn t_quantile_at_any_df(confidence: f64, df: f64) -> f64 {
     match StudentsT::new(0.0, 1.0, df) {
@@ -458,6 +478,45 @@ pub fn quantile(xs: &[f64], q: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::measure::oc::Rng;
+
+    fn level(means: &[f64], ses: &[f64]) -> ProcessLevel {
+        let n = means.len() as f64;
+        let mean = means.iter().sum::<f64>() / n;
+        let observed_sd = (means.len() > 1)
+            .then(|| (means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+        ProcessLevel {
+            means: means.to_vec(),
+            ses: ses.to_vec(),
+            observed_sd,
+            sd: observed_sd.unwrap_or(0.0),
+            prior: None,
+        }
+    }
+
+    #[test]
+    fn processes_disagree_only_far_beyond_what_each_stated() {
+        // The H100's multicast step (results/h100/11f24a0/, rep0): 1.045, 0.978, 1.042 at about 0.17% each.
+        let two_states = level(&[0.0445, -0.0223, 0.0410], &[0.0017, 0.0018, 0.0017]);
+        let (seen, stated) = two_states.disagreement().unwrap();
+        assert!((seen - 0.0376).abs() < 1e-3 && (stated - 0.00174).abs() < 1e-4);
+        // An A/A pair of the same run: spread as stated.
+        assert_eq!(
+            level(&[0.0010, -0.0006, -0.0016], &[0.0011, 0.0010, 0.0012]).disagreement(),
+            None
+        );
+        // Ten times what each stated but under half a percent: not called.
+        assert_eq!(
+            level(&[0.002, -0.002, 0.0], &[0.0002; 3]).disagreement(),
+            None
+        );
+        // Over half a percent but within four times what each stated: not called.
+        assert_eq!(
+            level(&[0.008, -0.008, 0.0], &[0.003; 3]).disagreement(),
+            None
+        );
+        // One process has no spread of its own.
+        assert_eq!(level(&[0.04], &[0.001]).disagreement(), None);
+    }
 
     #[test]
     fn quantiles_interpolate_between_order_statistics() {

@@ -62,6 +62,19 @@ pub fn estimate_line(e: &Estimate) -> String {
     )
 }
 
+/// Where the worker processes disagree far beyond what each stated: what that can mean and what to try.
+pub fn disagreement_line(e: &Estimate) -> Option<String> {
+    let (seen, stated) = e.processes.as_ref()?.disagreement()?;
+    Some(format!(
+        "the worker processes disagree: their estimates spread {:.2}% where each stated about {:.2}%. A process can \
+         run in a state its rounds cannot show; on an H100 it was where the block scheduler starts a grid of under \
+         one wave (docs/between-processes.md). GEMM_ABLATE_RANDOMIZE=scheduler starts every round from one fixed \
+         state, a verdict at that placement",
+        seen * 100.0,
+        stated * 100.0
+    ))
+}
+
 /// A correctness check in one line.
 pub fn check_line(c: &CheckReport) -> String {
     match &c.problem {
@@ -152,6 +165,9 @@ pub fn record_text(r: &TrialRecord) -> String {
             );
         }
         let _ = writeln!(out, "  estimate: {}", estimate_line(&c.estimate));
+        if let Some(note) = disagreement_line(&c.estimate) {
+            let _ = writeln!(out, "  note: {note}");
+        }
     }
     if !r.table.is_empty() {
         let _ = writeln!(
@@ -591,6 +607,30 @@ pub fn list_text() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_disagreement_between_processes_says_what_to_try() {
+        use super::disagreement_line;
+        use crate::measure::stats::{estimate, ProcessLevel, StatsSettings};
+        let mut e = estimate(
+            &[vec![0.01, 0.012], vec![0.011, 0.009]],
+            StatsSettings::default(),
+        );
+        assert_eq!(disagreement_line(&e), None, "one process: nothing to say");
+        e.processes = Some(Box::new(ProcessLevel {
+            means: vec![0.0445, -0.0223, 0.0410],
+            ses: vec![0.0017, 0.0018, 0.0017],
+            observed_sd: Some(0.0376),
+            sd: 0.0376,
+            prior: None,
+        }));
+        let line = disagreement_line(&e).unwrap();
+        assert!(
+            line.contains("spread 3.76% where each stated about 0.17%"),
+            "{line}"
+        );
+        assert!(line.contains("GEMM_ABLATE_RANDOMIZE=scheduler"), "{line}");
+    }
+
     #[test]
     fn progress_says_where_the_run_stands() {
         let l = super::progress_line(3, 10, std::time::Duration::from_secs(20), "t");
