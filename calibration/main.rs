@@ -10,8 +10,9 @@
 //!   the A/A pairs, `aim0.0`, `aim3.0` and the real pairs: `--skip aim1.5 --skip aim2.0 --skip aim2.5 --skip
 //!   aim5.0` leaves the other four aims out (each a run at length and 20 comparisons);
 //! - `calibration::real::<pair>`: real pairs whose truth is the mean over 20 repetitions (an ablation that moved
-//!   between processes, `auto` against cuBLAS at M = 16 and on 4096³): how often one comparison's
-//!   interval holds that mean (its pairs of contradicting decisive verdicts printed);
+//!   between processes, as a user runs it and from the fixed start of H146, `auto` against cuBLAS at M = 16 and on
+//!   4096³): how often one comparison's interval holds that mean (its pairs of contradicting decisive verdicts
+//!   printed);
 //! - `calibration::simulated`: the rule's operating characteristics by simulation (CPU), for comparison.
 
 use harness::measure::oc::{simulate, simulate_processes, ProcessScenario, Scenario};
@@ -60,7 +61,7 @@ fn main() -> ExitCode {
         ));
     }
     for pair in real_pairs() {
-        let name = format!("calibration::real::{}", pair.0);
+        let name = format!("calibration::real::{}", pair.what);
         let n = name.clone();
         gpu.push((
             name,

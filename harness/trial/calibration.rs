@@ -159,24 +159,27 @@ fn run(name: &str, job: &Job, env: &[(&str, &str)]) -> TrialRecord {
 }
 
 /// One comparison as a user's runs: over worker processes (trial/workers.rs).
-fn run_spread(name: &str, job: &Job, spread: Spread) -> TrialRecord {
+fn run_spread(name: &str, job: &Job, (spread, env): (Spread, Env)) -> TrialRecord {
     workers::run(
         name,
         job,
         Duration::from_secs(120),
-        &[],
+        env,
         spread,
         Default::default(),
     )
     .record
 }
 
+/// Settings a row's workers run under besides the run's own.
+type Env = &'static [(&'static str, &'static str)];
+
 /// Runs `repetitions` short comparisons of `job`, each over its own worker processes, and counts the verdicts.
 fn repeat(
     trial: &str,
     what: String,
     job: &Job,
-    spread: Spread,
+    spread: (Spread, Env),
     repetitions: usize,
     true_ratio: Option<(f64, f64, f64)>,
     records: &mut Vec<TrialRecord>,
@@ -253,7 +256,7 @@ pub fn a_a(
         trial,
         format!("A/A cuBLAS {shape_name}"),
         &job,
-        spread,
+        (spread, &[]),
         repetitions,
         None,
         records,
@@ -330,7 +333,7 @@ pub fn slowdown(
         trial,
         format!("spin {cycles} cycles (aim {:.1}%)", target * 100.0),
         &job,
-        spread,
+        (spread, &[]),
         repetitions,
         Some(truth),
         records,
@@ -347,8 +350,19 @@ pub fn slowdown_trial(target: f64) -> String {
     )
 }
 
-/// The real pairs: `(name, baseline, candidate, shape)`.
-pub fn real_pairs() -> Vec<(&'static str, VariantSpec, VariantSpec, &'static str)> {
+/// A real pair: its name, the two variants, the shape, and settings its workers run under besides the run's own.
+#[derive(Clone, Debug)]
+pub struct RealPair {
+    pub what: &'static str,
+    pub baseline: VariantSpec,
+    pub candidate: VariantSpec,
+    pub shape: &'static str,
+    pub env: &'static [(&'static str, &'static str)],
+}
+
+/// The real pairs. The multicast step twice: as a user runs it, and from the fixed start (H146, H149), whose
+/// coverage says whether fixing the scheduler's start removes what the processes disagree on.
+pub fn real_pairs() -> Vec<RealPair> {
     let below = Rung::ALL[Rung::ALL
         .iter()
         .position(|r| *r == Rung::Multicast)
@@ -360,20 +374,33 @@ pub fn real_pairs() -> Vec<(&'static str, VariantSpec, VariantSpec, &'static str
             crate::kernel::dispatch::auto_variant(&shape(s), crate::kernel::dispatch::H200_SMS);
         VariantSpec::gemm(label, config)
     };
+    let pair = |what, baseline, candidate, shape| RealPair {
+        what,
+        baseline,
+        candidate,
+        shape,
+        env: &[],
+    };
+    let multicast = pair(
+        "multicast::decode_attn_out",
+        VariantSpec::gemm(below.name(), below.config()),
+        VariantSpec::gemm(Rung::Multicast.name(), Rung::Multicast.config()),
+        "decode_attn_out",
+    );
     vec![
-        (
-            "multicast::decode_attn_out",
-            VariantSpec::gemm(below.name(), below.config()),
-            VariantSpec::gemm(Rung::Multicast.name(), Rung::Multicast.config()),
-            "decode_attn_out",
-        ),
-        (
+        multicast.clone(),
+        RealPair {
+            what: "multicast::decode_attn_out::fixed_start",
+            env: &[("GEMM_ABLATE_RANDOMIZE", "scheduler")],
+            ..multicast
+        },
+        pair(
             "auto_vs_cublas::decode_m16",
             VariantSpec::Cublas,
             auto("decode_m16"),
             "decode_m16",
         ),
-        (
+        pair(
             "auto_vs_cublas::square4096",
             VariantSpec::Cublas,
             auto("square4096"),
@@ -385,19 +412,19 @@ pub fn real_pairs() -> Vec<(&'static str, VariantSpec, VariantSpec, &'static str
 /// One real pair, `repetitions` times, each over its own worker processes.
 pub fn real_pair(
     trial: &str,
-    (what, baseline, candidate, shape_name): (&str, VariantSpec, VariantSpec, &str),
+    pair: RealPair,
     spread: Spread,
     repetitions: usize,
     records: &mut Vec<TrialRecord>,
 ) -> CalibrationRow {
-    let job = compare_job(baseline, candidate, shape_name);
+    let job = compare_job(pair.baseline, pair.candidate, pair.shape);
     CalibrationRow {
         real: true,
         ..repeat(
             trial,
-            format!("real pair {what}"),
+            format!("real pair {}", pair.what),
             &job,
-            spread,
+            (spread, pair.env),
             repetitions,
             None,
             records,
