@@ -5,7 +5,8 @@
 # (about 11 minutes in all: two calls, or a call of its own with the rest left out). CALIBRATION_PART=pairs runs
 # the A/A and real pairs only, CALIBRATION_PART=slowdowns the slowdowns only: one call each where a comparison
 # takes longer than planned (on an H100 at 11f24a0, 4.0-4.3 s a comparison over three fresh workers: the A/A and
-# real pairs alone took about 510 s, and the 570 s ran out in `aim0.0`).
+# real pairs alone took about 510 s, and the 570 s ran out in `aim0.0`; a fourth real pair, the multicast step
+# from the fixed start, came after: about 85 s more there).
 # Run from the repository root after ../shared/tools/gpu-stage and tools/gpu-pack.sh (.gpu/bin.txz carried), with
 # OUT set; everything comes back as $OUT/calibration.tgz. Give the call timeout_s 595.
 set -uo pipefail
