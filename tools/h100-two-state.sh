@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# H141 (ablations/HYPOTHESES.md, issue 37): the multicast pair on decode_attn_out (rung 5 against rung 6) in seven
-# `compare` runs of 3 worker processes for each of GEMM_ABLATE_RANDOMIZE none, memory and code, with every round kept
-# in the records, so that `python3 tools/two_state.py two-state.tgz` can say which state each round of each process
-# ran in (SPECS: the baseline and candidate, default `5 6`). Any GPU; the H100 is where the two states were seen. Run from the repository root with .gpu/bin.txz
+# H141-H148 (ablations/HYPOTHESES.md, issue 37): a pair on decode_attn_out (SPECS, the baseline and candidate;
+# default `5 6`, the multicast step) in REPEAT `compare` runs (default 7) of 3 worker processes, for each
+# GEMM_ABLATE_RANDOMIZE word in ARMS (default `none memory code`), every round kept in the records, so that
+# `python3 tools/two_state.py two-state.tgz 0.01 ""` can say which state each round of each process ran in (with
+# `place_probe=1` in SPECS, also its CTA-to-SM maps). Any GPU. Run from the repository root with .gpu/bin.txz
 # carried (tools/gpu-pack.sh) and OUT set; everything comes back as $OUT/two-state.tgz. Give the call timeout_s 595.
 set -uo pipefail
 if [[ ! -x .gpu/ablations && -f .gpu/bin.txz ]]; then

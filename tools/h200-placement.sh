@@ -9,7 +9,7 @@ mkdir -p "$OUT/placement"
 PROCESSES=4 tools/placement/run.sh > /dev/null 2>&1; mv "$OUT/placement.txt" "$OUT/placement/probe.txt" 2>/dev/null
 for pair in "5 6 multicast" "3 4 swizzle"; do
   set -- $pair
-  ARMS="none scheduler" REPEAT=${REPEAT:-6} ARM_S=80 SPECS="$1:place_probe=1 $2:place_probe=1" tools/h100-two-state.sh
+  ARMS="none scheduler" REPEAT=${REPEAT:-6} SPECS="$1:place_probe=1 $2:place_probe=1" tools/h100-two-state.sh
   mv "$OUT/two-state.tgz" "$OUT/placement/$3-two-state.tgz"
 done
 tar czf "$OUT/placement.tgz" -C "$OUT" placement && rm -rf "$OUT/placement"
