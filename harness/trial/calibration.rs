@@ -172,7 +172,7 @@ fn run_spread(name: &str, job: &Job, (spread, env): (Spread, Env)) -> TrialRecor
 }
 
 /// Settings a row's workers run under besides the run's own.
-type Env = &'static [(&'static str, &'static str)];
+pub type Env = &'static [(&'static str, &'static str)];
 
 /// Runs `repetitions` short comparisons of `job`, each over its own worker processes, and counts the verdicts.
 fn repeat(
@@ -357,7 +357,7 @@ pub struct RealPair {
     pub baseline: VariantSpec,
     pub candidate: VariantSpec,
     pub shape: &'static str,
-    pub env: &'static [(&'static str, &'static str)],
+    pub env: Env,
 }
 
 /// The real pairs. The multicast step twice: as a user runs it, and from the fixed start (H146, H149), whose
