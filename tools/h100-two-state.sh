@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# H141-H148 (ablations/HYPOTHESES.md, issue 37): a pair on decode_attn_out (SPECS, the baseline and candidate;
-# default `5 6`, the multicast step) in REPEAT `compare` runs (default 7) of 3 worker processes, for each
+# H141-H148, H152 (ablations/HYPOTHESES.md, issue 37): a pair on SHAPE (default decode_attn_out; SPECS, the
+# baseline and candidate; default `5 6`, the multicast step) in REPEAT `compare` runs (default 7) of 3 worker processes, for each
 # GEMM_ABLATE_RANDOMIZE word in ARMS (default `none memory code`), every round kept in the records, so that
 # `python3 tools/two_state.py two-state.tgz 0.01 ""` can say which state each round of each process ran in (with
 # `place_probe=1` in SPECS, also its CTA-to-SM maps). Any GPU. Run from the repository root with .gpu/bin.txz
@@ -17,7 +17,7 @@ for arm in ${ARMS:-none memory code}; do
   start=$(date +%s)
   # `compare` rather than the trial: the trial's expectation is pinned on the H200 and skips elsewhere.
   for i in $(seq "${REPEAT:-7}"); do
-    GEMM_ABLATE_RANDOMIZE=$arm timeout 60 .gpu/gemm-ablate compare decode_attn_out ${SPECS:-5 6} >> "$OUT/two-state/$arm.log" 2>&1
+    GEMM_ABLATE_RANDOMIZE=$arm timeout 60 .gpu/gemm-ablate compare ${SHAPE:-decode_attn_out} ${SPECS:-5 6} >> "$OUT/two-state/$arm.log" 2>&1
   done
   echo "$arm: $(( $(date +%s) - start )) s, $(grep -c -E "ratio" "$OUT/two-state/$arm.log") lines with a ratio"
 done
