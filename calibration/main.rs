@@ -15,7 +15,9 @@
 //!   printed);
 //! - `calibration::simulated`: the rule's operating characteristics by simulation (CPU), for comparison.
 
-use harness::measure::oc::{simulate, simulate_processes, ProcessScenario, Scenario};
+use harness::measure::oc::{
+    simulate, simulate_processes, ProcessOffset, ProcessScenario, Scenario,
+};
 use harness::report::results::{Environment, RunFile};
 use harness::settings::Settings;
 use harness::trial::calibration::{
@@ -173,7 +175,7 @@ fn main() -> ExitCode {
             for ratio in [1.0, 1.01, 1.02, 1.03, 1.04, 1.05] {
                 let scenario = ProcessScenario {
                     rounds: Scenario::normal(ratio, 0.007, 0.003),
-                    process_sd,
+                    process: ProcessOffset::Normal(process_sd),
                 };
                 let r = simulate_processes(&harness::measure::processes::ProcessRule::new(spread.process_settings(), Some(prior.clone())), scenario, 2000, 7);
                 println!(
