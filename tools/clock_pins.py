@@ -112,6 +112,8 @@ def main():
         post_cap = [os.path.relpath(run_file(c), os.path.join(ROOT, "results", "h200")).split(".json")[0]
                     for c in POST_CAP]
         before = pin["measured"].split(" Before H154: ")[-1] if "H154" in pin["measured"] else pin["measured"]
+        # The window is re-derived now, not carried: drop the distiller's note that said it was.
+        before = before.removesuffix(" (carried from the code's pin, not re-derived by tools/pins.py)")
         pin["runs"] = post_cap + [r for r in pin["runs"] if r not in post_cap]
         pin["measured"] = (
             f"re-pinned for H154 (ablations/HYPOTHESES.md) by tools/clock_pins.py from the whole suites since "
