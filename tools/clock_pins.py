@@ -15,6 +15,7 @@ Usage, from the repository root:
   python3 tools/clock_pins.py            # each window from all POST_CAP runs, and each run judged against the
                                          # window the others build (leave one run out)
   python3 tools/clock_pins.py --write    # the windows into pins/h200.json (a commit of its own, naming the cause)
+  python3 tools/clock_pins.py --verify   # exit 1 unless pins/h200.json holds these windows (CI runs it)
 """
 import glob
 import json
@@ -93,6 +94,17 @@ def main():
                 olo, ohi, _ = window([seen[o][key] for o in others], floor)
                 verdict = "in" if all(olo <= x <= ohi for x in seen[c][key]) else "OUT"
                 print(f"    leave {c} out: [{olo:.4f}, {ohi:.4f}]; {c} read {seen[c][key]}: {verdict}")
+    if "--verify" in sys.argv:
+        stale = []
+        for pin in pins["pins"]:
+            for check in pin["expect"].get("Sustained", []) if pin["trial"] in TRIALS else []:
+                key = (pin["trial"], check["figure"], check["variant"], check["over"])
+                if check["figure"] == "ProbedMhz" and key in windows:
+                    lo, hi = windows[key][:2]
+                    if check["range"] != [round(lo, 4), round(hi, 4)]:
+                        stale.append(f"{key[0]} {key[2]}: {check['range']} against [{lo:.4f}, {hi:.4f}]")
+        print("clock windows: " + ("as tools/clock_pins.py derives them" if not stale else "; ".join(stale)))
+        sys.exit(1 if stale else 0)
     if not write:
         return
     names = ", ".join(POST_CAP)

@@ -8,8 +8,10 @@ run: t(1 - alpha/2, df) * s * sqrt(1 + 1/n), where s is the trial's between-run 
 that a whole suite of identical code expects TARGET_FALSE_REDS false reds. A leave-one-run-out check judges every
 run against the pin built from the others and prints how many go red against how many the rule predicts.
 
-Usage, from the repository root: python3 tools/pins.py [--check | --run-prior]
+Usage, from the repository root: python3 tools/pins.py [--check | --verify | --run-prior]
   --check: print the leave-one-out figures and what would change, write nothing.
+  --verify: exit 1 unless pins/h200.json is exactly what the distiller writes from the committed runs (CI runs it:
+    a pin edited by hand, or a run it names that left the tree, fails there).
   --run-prior: write pins/run-prior.json only (the between-run prior `baseline` uses, below), and print how often
     the baseline rule calls identical code slower or faster between the pin runs.
 """
@@ -404,10 +406,15 @@ def main():
     for suite, runs in doc["held_out"].items():
         if pinned_from & set(runs):
             raise SystemExit(f"held-out runs of {suite} built a pin: {sorted(pinned_from & set(runs))}")
+    text = json.dumps(doc, indent=1) + "\n"
+    if "--verify" in sys.argv:
+        with open(out_file) as f:
+            same = f.read() == text
+        print(f"pins/h200.json {'is' if same else 'is NOT'} what tools/pins.py distils from the committed runs")
+        sys.exit(0 if same else 1)
     os.makedirs(os.path.join(ROOT, "pins"), exist_ok=True)
     with open(out_file, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+        f.write(text)
     print(f"wrote pins/h200.json: {len(out_pins)} pins")
 
 
