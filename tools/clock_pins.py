@@ -27,7 +27,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pins import Z  # noqa: E402  (one Z for every window)
+from pins import Z, one_start_rule  # noqa: E402  (one Z for every window; one start rule for every pin)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PINS = os.path.join(ROOT, "pins", "h200.json")
@@ -53,11 +53,15 @@ def run_file(commit):
     return paths[0]
 
 
-def passes(commit):
-    """(trial, figure, variant, over) -> the two passes' ratios in this run's microbench record."""
+def record(commit):
     path = run_file(commit)
     with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
-        trials = json.load(f)["trials"]
+        return json.load(f)
+
+
+def passes(commit):
+    """(trial, figure, variant, over) -> the two passes' ratios in this run's microbench record."""
+    trials = record(commit)["trials"]
     out = {}
     for t in trials:
         if t["name"] in TRIALS:
@@ -80,6 +84,7 @@ def main():
     with open(PINS) as f:
         pins = json.load(f)
     floor = pins["spreads"]["ours"]["sd"]
+    one_start_rule([(c, record(c)["environment"]) for c in POST_CAP])
     seen = {c: passes(c) for c in POST_CAP}
     keys = sorted(set().union(*seen.values()))
     windows = {}

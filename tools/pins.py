@@ -205,9 +205,25 @@ def window(xs, floor_sd):
     return m, Z * s * math.sqrt(1 + 1 / n), s
 
 
+def start_rule(env):
+    """`fixed` where a run's rounds began from the fixed start (GEMM_ABLATE_RANDOMIZE with `scheduler`, H146),
+    `drawn` otherwise: from the record's own field, or in records before it from the setting where it was set."""
+    words = env.get("randomize") or dict(env.get("settings", [])).get("GEMM_ABLATE_RANDOMIZE", "none")
+    return "fixed" if "scheduler" in words.split(",") else "drawn"
+
+
+def one_start_rule(named_envs):
+    """The start rule every named run shares; a pin never mixes runs of the two (H149)."""
+    rules = {name: start_rule(env) for name, env in named_envs}
+    if len(set(rules.values())) > 1:
+        raise SystemExit(f"pin runs under different start rules (H149): {rules}")
+    return next(iter(rules.values()), "drawn")
+
+
 def gather(suite, paths):
     """Reference records and, per pinned ratio trial, [(run name, log ratio, ratio, verdict)] that qualify."""
     runs = [(name, *load_run(files)) for name, files in PIN_RUNS[suite]]
+    one_start_rule([(name, env) for name, env, _ in runs])
     ref_name, _, ref = runs[-1]
     pinned = {}
     left_out = defaultdict(list)

@@ -19,6 +19,11 @@ pub struct Environment {
     /// The GPUs the trials were spread over (each trial's record names its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<crate::gpu::device::GpuSeat>,
+    /// What every round drew afresh or fixed (GEMM_ABLATE_RANDOMIZE's words; `none` for the default), named even
+    /// where it is the default, so that runs under the fixed start stay told apart if the default changes (H149).
+    /// Absent in records before it: there `settings` holds the variable where it was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub randomize: Option<String>,
 }
 
 impl Environment {
@@ -39,6 +44,9 @@ impl Environment {
                 .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
                 .collect(),
             gpus: Vec::new(),
+            randomize: crate::settings::Settings::from_env()
+                .ok()
+                .map(|s| s.randomize.name()),
         }
     }
 }
@@ -346,6 +354,7 @@ mod tests {
                     name: "NVIDIA H200".into(),
                     pci_bus_id: "00000000:19:00.0".into(),
                 }],
+                randomize: Some("scheduler".into()),
             },
             trials: vec![record],
             calibration: Vec::new(),
