@@ -19,7 +19,6 @@ Usage, from the repository root:
 """
 import glob
 import json
-import lzma
 import math
 import os
 import re
@@ -27,7 +26,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pins import Z, one_start_rule  # noqa: E402  (one Z for every window; one start rule for every pin)
+from pins import H200, Z, one_start_rule, read_run  # noqa: E402  (one Z for every window; one start rule for every pin)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PINS = os.path.join(ROOT, "pins", "h200.json")
@@ -45,18 +44,17 @@ CHECK = re.compile(
 )
 
 
-def run_file(commit):
-    paths = [p for p in sorted(glob.glob(f"{ROOT}/results/h200/{commit}/suite/runs/microbench-*.json*"))
+def run_name(commit):
+    """The run's one microbench record, named as the pin file names runs (results/h200/NAME.json[.xz])."""
+    paths = [p for p in sorted(glob.glob(f"{H200}/{commit}/suite/runs/microbench-*.json*"))
              if not p.endswith(".summary.json")]
     if len(paths) != 1:
         sys.exit(f"{commit}: expected one microbench record, found {len(paths)}")
-    return paths[0]
+    return os.path.relpath(paths[0], H200).split(".json")[0]
 
 
 def record(commit):
-    path = run_file(commit)
-    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
-        return json.load(f)
+    return read_run(run_name(commit))
 
 
 def passes(commit):
@@ -126,8 +124,7 @@ def main():
             readings = "; ".join(f"{', '.join(f'{x:.3f}' for x in seen[c][key])} ({c})" for c in runs)
             parts.append(f"{check['figure']} of {check['variant']} over {check['over']}'s: {readings}; "
                          f"s {100 * s:.2f}% over every pass")
-        post_cap = [os.path.relpath(run_file(c), os.path.join(ROOT, "results", "h200")).split(".json")[0]
-                    for c in POST_CAP]
+        post_cap = [run_name(c) for c in POST_CAP]
         before = pin["measured"].split(" Before H154: ")[-1] if "H154" in pin["measured"] else pin["measured"]
         # The window is re-derived now, not carried: drop the distiller's note that said it was.
         before = before.removesuffix(" (carried from the code's pin, not re-derived by tools/pins.py)")
