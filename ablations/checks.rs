@@ -98,7 +98,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ..top()
     };
     let rung4 = || Rung::Swizzle128.config().with_tile_k(128);
-    let variants: [(&str, GemmConfig, DType, &[&str]); 16] = [
+    let variants: [(&str, GemmConfig, DType, &[&str]); 17] = [
         ("rung10_k128", top(), tensor, &whole_and_partial),
         ("rung10_k128", top(), row, &whole_and_partial),
         (
@@ -158,6 +158,17 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
             "rung10_bn128_promote1_one_b",
             GemmConfig {
                 one_b_block: true,
+                ..promoted(1)
+            },
+            block,
+            &block_shapes,
+        ),
+        // H156: each k-block promoted under the next one's MMAs.
+        (
+            "rung10_bn128_promote1_one_b_overlap",
+            GemmConfig {
+                one_b_block: true,
+                promote_overlap: true,
                 ..promoted(1)
             },
             block,

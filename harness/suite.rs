@@ -181,6 +181,7 @@ pub fn fp8_compile_trials() -> Vec<Trial> {
         ("block_stage", ",scale_loads=stage"),
         ("block_prefetch", ",scale_prefetch=1"),
         ("block_one_b", ",one_b_block=1"),
+        ("block_one_b_overlap", ",one_b_block=1,promote_overlap=1"),
         (
             "block_stage_prefetch",
             ",scale_loads=stage,scale_prefetch=1",

@@ -68,6 +68,10 @@
 //   ONE_B_BLOCK       FP8 block scales: 1: a warpgroup's WG_N columns (WG_N divides 128, from a multiple of WG_N) lie
 //                     in one 128-column scale block, so B's scale is one value a k-block and the promotion one product
 //                     a row (H138); 0: a scale chosen per eight columns, with a test of N, at every k-block
+//   PROMOTE_OVERLAP   FP8, with PROMOTE 1: k-block kb's MMAs accumulate into one of two sets of partial sums while
+//                     k-block kb-1's set is promoted, so the promotion's FMAs run under the tensor core's work
+//                     instead of between k-blocks with the pipe drained (H156); 0: one set, promoted after a wait
+//                     for every MMA
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -1036,7 +1040,76 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       const int m_row = (tm * CLUSTER + rank) * BM, n_col = tn * BN;
 #endif
 
-#if PROMOTE
+#if PROMOTE && PROMOTE_OVERLAP
+      {
+        // Two-level accumulation with the promotion under the next k-block's MMAs (H156): k-block kb accumulates in
+        // part[kb % 2]; once its MMAs are issued, the wait leaves them in flight and takes k-block kb-1's set, which
+        // is promoted (dequantized by its own scales) and its ring stage released while the tensor core works.
+        static_assert(PROMOTE == 1 && !SCALE_PREFETCH && !FAULT_SKIP_K_BLOCK,
+                      "promote_overlap=1 promotes every k-block, its scales loaded with its own MMAs");
+        float part0[WG_ATOMS][WG_N / 2], part1[WG_ATOMS][WG_N / 2];
+#pragma unroll
+        for (int a = 0; a < WG_ATOMS; a++)
+#pragma unroll
+          for (int i = 0; i < WG_N / 2; i++) acc[a][i] = 0.f;
+        const int prow0 = m_row + a_row0, pcol0 = n_col + b_row0;
+        const BlockScalePtrs scale_ptrs = block_scale_ptrs();
+        PromoteScales scales0, scales1;
+        // One k-block: its scales asked for; every MMA before it waited for (ptxas serializes every wgmma of a
+        // kernel that reads a set whose MMAs a wait<1> left in flight); its MMAs issued into `cur`, the other set
+        // (`prev`, now complete) left for the promotion while they run.
+        auto issue = [&](int kb, float (&cur)[WG_ATOMS][WG_N / 2], PromoteScales& cur_scales,
+                         float (&prev)[WG_ATOMS][WG_N / 2]) {
+          const u32 p = item_pos + kb, s = p % STAGES;
+          mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
+          cur_scales = promote_scales(scale_ptrs, prow0, pcol0, M, N, w.k_begin + kb, k_blocks,
+                                      stages + SCALE_OFFSET + s * SCALE_STAGE_BYTES, a_row0);
+#if MMA
+          wgmma_wait<0>();
+          // The partial sums reach the compiler only as the wgmma asm's outputs: pin their reads after the wait.
+          fence_registers(prev);
+#endif
+          mma_stage(cur, stages + s * STAGE_BYTES, a_row0, b_row0, false);
+        };
+        // The k-block before kb, complete in `prev`: its stage released, its partial sums promoted.
+        auto retire = [&](int kb, const float (&prev)[WG_ATOMS][WG_N / 2], const PromoteScales& prev_scales) {
+#if SCALE_LOADS
+          // Every lane read A's scales from the stage's slot before the producer may refill it (as below).
+          __syncwarp();
+#endif
+          if (lane == 0) release_stage(empty_bar + 8 * ((item_pos + kb - 1) % STAGES));
+          promote_partials(acc, prev, prev_scales);
+        };
+        // The first k-block goes into part0 alone; then each k-block is issued into one set while the other,
+        // the k-block before's, is promoted.
+        if (item_k_blocks > 0) issue(0, part0, scales0, part1);
+        int kb = 1;
+        for (; kb + 1 < item_k_blocks; kb += 2) {
+          issue(kb, part1, scales1, part0);
+          retire(kb, part0, scales0);
+          issue(kb + 1, part0, scales0, part1);
+          retire(kb + 1, part1, scales1);
+        }
+        if (kb < item_k_blocks) {
+          issue(kb, part1, scales1, part0);
+          retire(kb, part0, scales0);
+          kb++;
+        }
+        // The last k-block's set: every MMA waited for, then retired as the others.
+#if MMA
+        wgmma_wait<0>();
+        fence_registers(part0);
+        fence_registers(part1);
+#endif
+        if (item_k_blocks > 0) {
+          if (item_k_blocks & 1) retire(kb, part0, scales0);
+          else retire(kb, part1, scales1);
+        }
+#if PINGPONG && EARLY_TURN
+        if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
+#endif
+      }
+#elif PROMOTE
       {
         // Two-level accumulation (H115, H117): each window of PROMOTE k-blocks accumulates in `part`; once its MMAs
         // are complete it is added into acc (dequantized under block scales). Inside a window one batch stays in

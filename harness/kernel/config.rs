@@ -326,6 +326,10 @@ pub struct GemmConfig {
     /// B's scale is one value a k-block and the promotion one product a row (H138).
     #[serde(default)]
     pub one_b_block: bool,
+    /// FP8 with `promote = 1`: two sets of partial sums, k-block kb's MMAs accumulating into one while k-block
+    /// kb-1's is promoted, so the promotion runs under the tensor core's work (H156). Three sets of accumulators.
+    #[serde(default)]
+    pub promote_overlap: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -540,6 +544,23 @@ impl GemmConfig {
                 return config_err("scale_loads=stage copies each CTA's own A scales with every stage it loads: not with multicast=a, early_weights or the load isolations (loads=0, stream_only=1)");
             }
         }
+        // Measured with ptxas (NVRTC 13.0) at bn=128: per tensor the third set spilled 372 bytes and serialized every
+        // wgmma; under block scales with a B scale per eight columns it spilled 24; with one_b_block=1, none (H156).
+        if self.promote_overlap
+            && (scales != Scales::Block
+                || !self.one_b_block
+                || self.promote != 1
+                || self.scale_prefetch
+                || self.fault == Some(Fault::SkipKBlock))
+        {
+            return config_err(format!(
+                "promote_overlap=1 promotes each k-block's block-scaled partial sums under the next one's MMAs: it needs the dtype e4m3-block, promote=1, one_b_block=1 and scale_prefetch=0, and takes no skipped k-block fault (got {}, promote={}, one_b_block={}, scale_prefetch={}; elsewhere a third set of accumulators spills)",
+                format!("e4m3{}", scales.suffix()),
+                self.promote,
+                u32::from(self.one_b_block),
+                u32::from(self.scale_prefetch)
+            ));
+        }
         if self.promote == 0 {
             return Ok(());
         }
@@ -555,6 +576,15 @@ impl GemmConfig {
         // Measured with ptxas (NVRTC 13.0): two sets of 64 fit rung 10's 168 registers without a spill; two of 96
         // (bn=192) spilled 264 bytes.
         let cap = 128;
+        if self.promote_overlap && 3 * self.accumulator_registers() > 3 * cap / 2 {
+            return config_err(format!(
+                "promote_overlap=1 holds three sets of accumulators: a {}x{} tile per warpgroup needs 3 x {} fp32 registers per thread, at most {} fit beside the rest; a 64x128 tile per warpgroup fits (`bn=128`)",
+                self.wg_m,
+                self.wg_n(),
+                self.accumulator_registers(),
+                3 * cap / 2
+            ));
+        }
         if 2 * self.accumulator_registers() > cap {
             return config_err(format!(
                 "promote holds two sets of accumulators: a {}x{} tile per warpgroup needs 2 x {} fp32 registers per thread, at most {cap} fit beside the rest (at bn=192 ptxas spilled); a 64x128 tile per warpgroup fits (`bn=128`)",
@@ -596,6 +626,11 @@ impl GemmConfig {
         if operand_bytes != FP8 && self.scale_loads {
             return config_err(
                 "scale_loads=stage carries FP8 block scales: it needs the dtype e4m3-block",
+            );
+        }
+        if operand_bytes != FP8 && self.promote_overlap {
+            return config_err(
+                "promote_overlap=1 promotes FP8 block-scaled partial sums: it needs the dtype e4m3-block",
             );
         }
         if operand_bytes != FP8 && self.scale_prefetch {

@@ -137,6 +137,7 @@ impl Rung {
             scale_loads: false,
             scale_prefetch: false,
             one_b_block: false,
+            promote_overlap: false,
         };
         match self {
             Rung::KLoop => base,

@@ -401,6 +401,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.one_b_block, flag("one_b_block", v)),
     },
     Switch {
+        key: "promote_overlap",
+        define: Some("PROMOTE_OVERLAP"),
+        doc: "FP8 block scales (e4m3-block) with promote=1 and one_b_block=1: 1, two sets of partial sums, k-block kb's MMAs accumulating into one while k-block kb-1's is promoted, so the promotion runs under the tensor core's work; 0 (default), one set, promoted after every MMA is waited for (H156)",
+        value: |c| u32::from(c.promote_overlap),
+        set: |c, v| assign(&mut c.promote_overlap, flag("promote_overlap", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",

@@ -783,7 +783,7 @@ reason = "a test"
         let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("ablations/fp8-hypotheses");
         let loaded = load_folders(&[folder.clone(), folder.join("steps")]);
         assert!(loaded.broken.is_empty(), "{:?}", loaded.broken);
-        assert_eq!(loaded.trials.len(), 17 + 10);
+        assert_eq!(loaded.trials.len(), 19 + 10);
         for t in &loaded.trials {
             assert!(t.job.dtype().is_fp8(), "{}", t.name);
             assert_eq!(
