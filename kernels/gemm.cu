@@ -1040,20 +1040,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
       const int m_row = (tm * CLUSTER + rank) * BM, n_col = tn * BN;
 #endif
 
-#if PROMOTE && PROMOTE_OVERLAP
+#if PROMOTE
       {
-        // Two-level accumulation with the promotion under the next k-block's MMAs (H156): k-block kb accumulates in
-        // part[kb % 2]; once its MMAs are issued, the wait leaves them in flight and takes k-block kb-1's set, which
-        // is promoted (dequantized by its own scales) and its ring stage released while the tensor core works.
-        static_assert(PROMOTE == 1 && !SCALE_PREFETCH && !FAULT_SKIP_K_BLOCK,
-                      "promote_overlap=1 promotes every k-block, its scales loaded with its own MMAs");
-        float part0[WG_ATOMS][WG_N / 2], part1[WG_ATOMS][WG_N / 2];
+        // Two-level accumulation (H115, H117): each window of PROMOTE k-blocks accumulates in a set of partial sums;
+        // once its MMAs are complete it is added into acc (dequantized under block scales).
 #pragma unroll
         for (int a = 0; a < WG_ATOMS; a++)
 #pragma unroll
           for (int i = 0; i < WG_N / 2; i++) acc[a][i] = 0.f;
         const int prow0 = m_row + a_row0, pcol0 = n_col + b_row0;
         const BlockScalePtrs scale_ptrs = block_scale_ptrs();
+#if PROMOTE_OVERLAP
+        // Every k-block promoted under the next one's MMAs (H156): k-block kb accumulates in part[kb % 2], and while
+        // its MMAs run, k-block kb-1's set is promoted and its ring stage released.
+        static_assert(PROMOTE == 1 && !SCALE_PREFETCH && !FAULT_SKIP_K_BLOCK,
+                      "promote_overlap=1 promotes every k-block, its scales loaded with its own MMAs");
+        float part0[WG_ATOMS][WG_N / 2], part1[WG_ATOMS][WG_N / 2];
         PromoteScales scales0, scales1;
         // One k-block: its scales asked for; every MMA before it waited for (ptxas serializes every wgmma of a
         // kernel that reads a set whose MMAs a wait<1> left in flight); its MMAs issued into `cur`, the other set
@@ -1105,22 +1107,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           if (item_k_blocks & 1) retire(kb, part0, scales0);
           else retire(kb, part1, scales1);
         }
-#if PINGPONG && EARLY_TURN
-        if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
-#endif
-      }
-#elif PROMOTE
-      {
-        // Two-level accumulation (H115, H117): each window of PROMOTE k-blocks accumulates in `part`; once its MMAs
-        // are complete it is added into acc (dequantized under block scales). Inside a window one batch stays in
-        // flight as in the plain loop below; at a window's end none does.
+#else
+        // Inside a window one batch stays in flight as in the plain loop below; at a window's end none does.
         float part[WG_ATOMS][WG_N / 2];
-#pragma unroll
-        for (int a = 0; a < WG_ATOMS; a++)
-#pragma unroll
-          for (int i = 0; i < WG_N / 2; i++) acc[a][i] = 0.f;
-        const int prow0 = m_row + a_row0, pcol0 = n_col + b_row0;
-        const BlockScalePtrs scale_ptrs = block_scale_ptrs();
         bool held = false;  // the ring stage of the k-block before is still to be released
 #if SCALE_PREFETCH
         // The first k-block's scales; each k-block then asks for the next one's (H136).
@@ -1191,6 +1180,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             held = MMA_IN_FLIGHT > 0;
           }
         }
+#endif
 #if PINGPONG && EARLY_TURN
         // Every MMA of the tile is complete here: the turn passes as in the plain loop's order.
         if (threadIdx.x % 128 == 0) mbar_arrive(turn_bar + 8 * (c ^ 1));
