@@ -554,8 +554,8 @@ impl GemmConfig {
                 || self.fault == Some(Fault::SkipKBlock))
         {
             return config_err(format!(
-                "promote_overlap=1 promotes each k-block's block-scaled partial sums under the next one's MMAs: it needs the dtype e4m3-block, promote=1, one_b_block=1 and scale_prefetch=0, and takes no skipped k-block fault (got {}, promote={}, one_b_block={}, scale_prefetch={}; elsewhere a third set of accumulators spills)",
-                format!("e4m3{}", scales.suffix()),
+                "promote_overlap=1 promotes each k-block's block-scaled partial sums under the next one's MMAs: it needs the dtype e4m3-block, promote=1, one_b_block=1 and scale_prefetch=0, and takes no skipped k-block fault (got e4m3{}, promote={}, one_b_block={}, scale_prefetch={}; elsewhere a third set of accumulators spills)",
+                scales.suffix(),
                 self.promote,
                 u32::from(self.one_b_block),
                 u32::from(self.scale_prefetch)
