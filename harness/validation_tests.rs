@@ -508,6 +508,34 @@ fn promotion_and_block_scales_say_what_they_need_before_anything_is_built() {
 }
 
 #[test]
+fn the_promotion_under_the_next_k_blocks_mmas_says_what_it_needs() {
+    let spec = |s: &str| parse_spec(s).unwrap();
+    let block = DType::E4M3(Scales::Block);
+    let overlap = "10:tile_k=128,bn=128,promote=1,one_b_block=1,promote_overlap=1";
+    spec(overlap).validate_for(block).unwrap();
+    // H156: a third set of accumulators spilled per tensor and with a B scale per eight columns.
+    for (dtype, s) in [
+        (
+            DType::FP8,
+            "10:tile_k=128,bn=128,promote=1,promote_overlap=1",
+        ),
+        (block, "10:tile_k=128,bn=128,promote=1,promote_overlap=1"),
+        (
+            block,
+            "10:tile_k=128,bn=128,promote=1,one_b_block=1,scale_prefetch=1,promote_overlap=1",
+        ),
+    ] {
+        let e = err(spec(s).validate_for(dtype));
+        assert!(
+            e.contains("promote_overlap=1") && e.contains("one_b_block=1"),
+            "{s}: {e}"
+        );
+    }
+    // Nothing to overlap without FP8's promotion: refused, not compiled as a kernel that ignores it.
+    assert!(err(spec("10:promote_overlap=1").validate_for(DType::F16)).contains("e4m3-block"));
+}
+
+#[test]
 fn fp8_scales_are_drawn_apart_from_one_and_padded_past_the_last_tile() {
     use crate::measure::fp8::Scaling;
     use crate::measure::operands::draw_scales;
