@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Committed whole-suite runs judged against the pins as they stand now (pins/h200.json), as the suite would judge
 them (harness/trial/expect.rs `ratio_near`: the estimate inside the window and the interval's half-width within
-the tolerance; `EffectNear` also keeps the effect's side). A trial whose pin the run helped build is not judged;
+the tolerance; `EffectNear` also keeps the effect's side; `RatioAtClock` is judged on its window at the
+comparison's own median SM clock, H157). A trial whose pin the run helped build is not judged;
 a trial whose expectation is a hypothesis keeps the verdict the run gave it. With kernels unchanged between the
 runs, every red is a false red: the count per run is the measured rate issue 37 asks to keep under 0.5. Writes
 nothing.
@@ -25,9 +26,31 @@ def load(path):
         return json.load(f)
 
 
-def judge(pin, estimate):
+BAND = 0.02
+
+
+def window_at_clock(want, clock):
+    """A RatioAtClock pin's (ratio, tolerance) at the comparison's clock, cut at the band's edge where it would
+    hold the whole band (harness/trial/expectation.rs `window_at_clock`)."""
+    centre = want["ratio"] * math.exp(want["slope"] * (clock - want["mhz"]))
+    lo, hi = centre / (1 + want["tolerance"]), centre * (1 + want["tolerance"])
+    if lo <= 1 / (1 + BAND) and hi >= 1 + BAND:
+        if centre >= 1:
+            lo = 1 / (1 + BAND)
+        else:
+            hi = 1 + BAND
+    middle = math.sqrt(lo * hi)
+    return middle, hi / middle - 1
+
+
+def judge(pin, estimate, clock=None):
     kind, want = next(iter(pin["expect"].items()))
-    ratio, tol = want["ratio"], want["tolerance"]
+    if kind == "RatioAtClock":
+        if not clock:
+            return False, 0.0, "no SM clock in the record"
+        ratio, tol = window_at_clock(want, clock)
+    else:
+        ratio, tol = want["ratio"], want["tolerance"]
     lo, hi = ratio / (1 + tol), ratio * (1 + tol)
     lo_ci, hi_ci = estimate["ci"]
     ok = lo <= estimate["ratio"] <= hi and math.log(hi_ci / lo_ci) / 2 <= math.log1p(tol)
@@ -55,10 +78,11 @@ def main():
                 if pin and name in pin["runs"]:
                     skipped += 1
                     continue
-                if pin and "expect" in pin and next(iter(pin["expect"])) in ("RatioNear", "EffectNear"):
+                if pin and "expect" in pin and next(iter(pin["expect"])) in ("RatioNear", "EffectNear",
+                                                                               "RatioAtClock"):
                     if not c or "estimate" not in c:
                         continue
-                    ok, u, seen = judge(pin, c["estimate"])
+                    ok, u, seen = judge(pin, c["estimate"], c.get("sm_clock_median_mhz"))
                     used.append((u, t["name"]))
                 elif isinstance(t["expectation"]["source"], dict) and "Hypothesis" in t["expectation"]["source"]:
                     ok, seen = t["passed"], "its hypothesis, as the run judged it"

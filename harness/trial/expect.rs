@@ -97,6 +97,20 @@ pub fn judge(expect: &Expect, record: &TrialRecord) -> Judgement {
             let (near, seen) = ratio_near(e, *ratio, *tolerance);
             done(near, seen)
         }
+        (Observed::Compared(e), Expect::RatioAtClock { .. }) => {
+            match record.comparison.as_ref().and_then(|c| c.sm_clock_median_mhz) {
+                Some(clock) => {
+                    let band = crate::measure::stats::StatsSettings::default().band;
+                    let (ratio, tolerance) = expect.window_at_clock(clock, band).unwrap_or_default();
+                    let (near, seen) = ratio_near(e, ratio, tolerance);
+                    done(near, format!("at {clock:.0} MHz, {seen}"))
+                }
+                None => done(
+                    false,
+                    "no SM clock in the comparison's record: a pin on the clock has nothing to read".into(),
+                ),
+            }
+        }
         (Observed::Compared(e), Expect::EffectNear { ratio, tolerance }) => {
             let (near, seen) = ratio_near(e, *ratio, *tolerance);
             let (kept, side) = if *ratio < 1.0 {
@@ -441,6 +455,68 @@ mod tests {
             message: "off by one".into(),
         };
         assert!(!judge(&Expect::Correct, &wrong).passed);
+    }
+
+    /// A record of a comparison whose rounds ran at `clock` MHz (median).
+    fn record_at_clock(e: Estimate, clock: Option<f64>) -> TrialRecord {
+        let mut r = record(e.clone());
+        r.comparison = Some(crate::measure::timing::Comparison {
+            baseline: "b".into(),
+            candidate: "c".into(),
+            rounds: Vec::new(),
+            estimate: e,
+            baseline_median_us: 100.0,
+            candidate_median_us: 100.0,
+            sm_clock_median_mhz: clock,
+            sm_clock_min_mhz: None,
+            probed_median_mhz: None,
+            low_clock_pairs: 0,
+            set_aside_rounds: 0,
+            throttle_reasons: Vec::new(),
+            elapsed_s: 1.0,
+            rotation_sets: 0,
+        });
+        r
+    }
+
+    #[test]
+    fn a_pin_on_the_clock_follows_the_clock_and_still_cuts_at_the_band() {
+        // H157's red: ping-pong on prefill_mlp_up, 1.319 at 1266 MHz, +4.48% per 100 MHz, +-7.7%.
+        let pin = Expect::RatioAtClock {
+            ratio: 1.3194,
+            mhz: 1266.0,
+            slope: 4.48e-4,
+            tolerance: 0.077,
+        };
+        let band = StatsSettings::default().band;
+        let (at_1065, tol) = pin.window_at_clock(1065.0, band).unwrap();
+        assert!((at_1065 - 1.3194 * (-201.0f64 * 4.48e-4).exp()).abs() < 1e-9);
+        assert!((tol - 0.077).abs() < 1e-12);
+        // c1c2b83's read at its clock passes; the same read at the pin runs' clock does not.
+        let read = compared(1.1783, (1.1447, 1.2128));
+        assert!(judge(&pin, &record_at_clock(read.clone(), Some(1065.0))).passed);
+        let j = judge(&pin, &record_at_clock(read.clone(), Some(1266.0)));
+        assert!(!j.passed && j.line.contains("at 1266 MHz"), "{}", j.line);
+        // No clock, no judgement.
+        assert!(!judge(&pin, &record_at_clock(read, None)).passed);
+        // A line that reaches 1 at a clock is cut there at the band's edge on the line's side: a 3% slowdown
+        // fails where the centre is 0.99.
+        let near_one = Expect::RatioAtClock {
+            ratio: 0.99,
+            mhz: 1200.0,
+            slope: 0.0,
+            tolerance: 0.05,
+        };
+        let (m, t) = near_one.window_at_clock(1200.0, band).unwrap();
+        assert!((m * (1.0 + t) - (1.0 + band)).abs() < 1e-12, "{m} {t}");
+        assert!(
+            !judge(
+                &near_one,
+                &record_at_clock(compared(1.03, (1.02, 1.04)), Some(1200.0))
+            )
+            .passed
+        );
+        assert_eq!(crate::trial::pins::cannot_fail(&near_one), None);
     }
 
     #[test]

@@ -31,6 +31,17 @@ pub enum Expect {
     /// one more process's estimate (docs/pinning.md), so it is the estimate, not its interval, that must land in
     /// it: an interval that merely touches the window would let a move of up to twice the window through.
     RatioNear { ratio: f64, tolerance: f64 },
+    /// A pinned ratio that follows the SM clock its comparison settled at (H157: under the power cap the clock
+    /// moves between machine starts, and where the two kernels draw different power their ratio moves with it).
+    /// The pin runs' log ratios on their clocks give the line ln(ratio) + slope (clock - mhz); a run is judged as
+    /// `RatioNear` with the pin's fixed tolerance about the line at its own median clock, and where that window
+    /// would hold the whole band, cut at the band's edge opposite the line (so that it can always fail).
+    RatioAtClock {
+        ratio: f64,
+        mhz: f64,
+        slope: f64,
+        tolerance: f64,
+    },
     /// A pinned effect: as `RatioNear`, and the interval on the pin's side of 1 (under 1 for a pin under 1, over 1
     /// for one over 1), so that a lost effect fails even where the window reaches past 1.0.
     EffectNear { ratio: f64, tolerance: f64 },
@@ -53,6 +64,31 @@ pub enum Expect {
 }
 
 impl Expect {
+    /// A `RatioAtClock` pin's window at `clock_mhz`, as `RatioNear`'s (ratio, tolerance), cut at the edge of
+    /// the band (`band`, a fraction) where it would hold both; None for another kind.
+    pub fn window_at_clock(&self, clock_mhz: f64, band: f64) -> Option<(f64, f64)> {
+        let Expect::RatioAtClock {
+            ratio,
+            mhz,
+            slope,
+            tolerance,
+        } = *self
+        else {
+            return None;
+        };
+        let centre = ratio * (slope * (clock_mhz - mhz)).exp();
+        let (mut lo, mut hi) = (centre / (1.0 + tolerance), centre * (1.0 + tolerance));
+        if lo <= 1.0 / (1.0 + band) && hi >= 1.0 + band {
+            if centre >= 1.0 {
+                lo = 1.0 / (1.0 + band);
+            } else {
+                hi = 1.0 + band;
+            }
+        }
+        let middle = (lo * hi).sqrt();
+        Some((middle, hi / middle - 1.0))
+    }
+
     /// A time ratio from `lo` to `hi`, as a hypothesis writes it: `RatioNear` on their geometric middle, whose
     /// window [ratio / (1 + t), ratio * (1 + t)] is then exactly [lo, hi].
     pub fn time_ratio_between(lo: f64, hi: f64) -> Expect {
@@ -221,6 +257,16 @@ pub fn describe_expect(e: &Expect) -> String {
         Expect::RatioNear { ratio, tolerance } => {
             format!("time ratio {ratio:.3} within +-{:.1}%", tolerance * 100.0)
         }
+        Expect::RatioAtClock {
+            ratio,
+            mhz,
+            slope,
+            tolerance,
+        } => format!(
+            "time ratio {ratio:.3} at {mhz:.0} MHz, {:+.2}% per 100 MHz of the comparison's clock, within +-{:.1}%",
+            slope * 1e4,
+            tolerance * 100.0
+        ),
         Expect::EffectNear { ratio, tolerance } => format!(
             "time ratio {ratio:.3} within +-{:.1}%, and {} than the baseline with confidence",
             tolerance * 100.0,

@@ -222,6 +222,8 @@ pub fn cannot_fail(expect: &Expect) -> Option<String> {
                 )
             })
         }
+        // Cut at the band's edge at whatever clock a run reads (Expect::window_at_clock): it fails a lost direction.
+        Expect::RatioAtClock { .. } => None,
         Expect::Unpinned(why) => Some(format!("marked pinned, but {why}")),
         _ => None,
     }
@@ -233,6 +235,9 @@ pub fn cannot_fail(expect: &Expect) -> Option<String> {
 pub fn caught_with_90_percent_power(expect: &Expect, sd: f64) -> Option<f64> {
     match expect {
         Expect::RatioNear { tolerance, .. } | Expect::EffectNear { tolerance, .. } => {
+            Some((tolerance.ln_1p() + 1.2816 * sd).exp() - 1.0)
+        }
+        Expect::RatioAtClock { tolerance, .. } => {
             Some((tolerance.ln_1p() + 1.2816 * sd).exp() - 1.0)
         }
         _ => None,

@@ -81,7 +81,9 @@ pub struct Asks {
 pub fn asks_of(expectation: &crate::trial::expectation::Expectation) -> Asks {
     use crate::trial::expectation::Expect;
     match expectation.expect {
-        Expect::RatioNear { tolerance, .. } | Expect::EffectNear { tolerance, .. } => Asks {
+        Expect::RatioNear { tolerance, .. }
+        | Expect::EffectNear { tolerance, .. }
+        | Expect::RatioAtClock { tolerance, .. } => Asks {
             precision: Some(0.8 * tolerance.ln_1p()),
             ..Asks::default()
         },
