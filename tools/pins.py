@@ -205,6 +205,37 @@ def window(xs, floor_sd):
     return m, Z * s * math.sqrt(1 + 1 / n), s
 
 
+# H157: a ratio that follows its comparison's SM clock. Where a trial's pin runs (at least CLOCK_RUNS, clocks
+# spread over at least CLOCK_SPAN_MHZ) show |r| >= CLOCK_R between log ratio and the comparison's median clock, the
+# pin's window keeps its width and follows the line through them (RatioAtClock): centred at a run's own clock, cut
+# at the band's edge where it would hold the whole band (harness/trial/expectation.rs). The width stays the fixed
+# window's: one comparison of these trials resolves no better (H157).
+CLOCK_R = 0.9
+CLOCK_RUNS = 6
+CLOCK_SPAN_MHZ = 60
+
+
+def clock_line(rows):
+    """(ratio at the mean clock, mean clock, slope of log ratio per MHz, r) of the pin runs' log ratios on their
+    clocks, or None where the trial does not qualify for a pin on the clock."""
+    pts = [(k, x) for _, x, _, _, k in rows if k and x is not None]
+    if len(pts) < CLOCK_RUNS:
+        return None
+    ks = [k for k, _ in pts]
+    if max(ks) - min(ks) < CLOCK_SPAN_MHZ:
+        return None
+    n = len(pts)
+    mk = sum(ks) / n
+    mx = sum(x for _, x in pts) / n
+    sxx = sum((k - mk) ** 2 for k in ks)
+    syy = sum((x - mx) ** 2 for _, x in pts)
+    if syy == 0:
+        return None
+    slope = sum((k - mk) * (x - mx) for k, x in pts) / sxx
+    r = slope * math.sqrt(sxx / syy)
+    return (math.exp(mx), mk, slope, r) if abs(r) >= CLOCK_R else None
+
+
 def start_rule(env):
     """`fixed` where a run's rounds began from the fixed start (GEMM_ABLATE_RANDOMIZE with `scheduler`, H146),
     `drawn` otherwise: from the record's own field, or in records before it from the setting where it was set."""
@@ -221,7 +252,8 @@ def one_start_rule(named_envs):
 
 
 def gather(suite, paths):
-    """Reference records and, per pinned ratio trial, [(run name, log ratio, ratio, verdict)] that qualify."""
+    """Reference records and, per pinned ratio trial, [(run name, log ratio, ratio, verdict, SM clock MHz)] that
+    qualify."""
     runs = [(name, *load_run(files)) for name, files in PIN_RUNS[suite]]
     one_start_rule([(name, env) for name, env, _ in runs])
     ref_name, _, ref = runs[-1]
@@ -251,7 +283,8 @@ def gather(suite, paths):
                 continue
             obs = r["observed"]
             c = obs.get("Compared") if isinstance(obs, dict) else None
-            pinned[name].append((run_name, c and math.log(c["ratio"]), c and c["ratio"], c and c["verdict"]))
+            clock = (r.get("comparison") or {}).get("sm_clock_median_mhz")
+            pinned[name].append((run_name, c and math.log(c["ratio"]), c and c["ratio"], c and c["verdict"], clock))
     return ref_name, ref, pinned, left_out
 
 
@@ -282,7 +315,7 @@ def main():
             if kind_of(t["expectation"]["expect"]) not in RATIO_KINDS:
                 continue
             kinds[name] = "cublas" if cublas_label(t) else "ours"
-            xs = [x for _, x, _, _ in rows]
+            xs = [x for _, x, *_ in rows]
             # A refuted hypothesis's runs, and a trial whose kernel's time moves with the machine (H132), leave the
             # kind's prior.
             if len(xs) >= 2 and name not in NOT_HELD and name not in MACHINE_DEPENDENT:
@@ -299,6 +332,7 @@ def main():
 
     spans = []
     cuts = []
+    clocks_pinned = []
     wide = []
     missing = []
     with open(os.path.join(ROOT, "pins", "h200.json")) as f:
@@ -324,7 +358,7 @@ def main():
                 missing.append(f"{name}: {'; '.join(left_out[name]) or 'no run'}")
                 continue
             kind = kinds[name]
-            xs = [x for _, x, _, _ in rows]
+            xs = [x for _, x, *_ in rows]
             # Leave one run out: judge each run against the pin the others build (H137: one window over every run,
             # both kinds of machine).
             if len(xs) >= 2:
@@ -338,6 +372,7 @@ def main():
             m, w, s = window(xs, floors[kind])
             mean = m
             ratio, tol = math.exp(m), math.exp(w) - 1
+            uncut_tol = tol
             lo, hi = ratio / (1 + tol), ratio * (1 + tol)
             cut = None
             if lo <= 1 / (1 + BAND) and hi >= 1 + BAND:
@@ -347,7 +382,7 @@ def main():
                     lo = 1 / (1 + BAND)
                 else:
                     hi = 1 + BAND
-                outside = [r for _, _, r, _ in rows if not lo <= r <= hi]
+                outside = [r for _, _, r, *_ in rows if not lo <= r <= hi]
                 if outside:
                     spans.append(f"{name}: cut window [{lo:.4f}, {hi:.4f}] leaves out pin runs {outside}")
                 cut = f"cut at the band's edge from [{ratio / (1 + tol):.4f}, {ratio * (1 + tol):.4f}]"
@@ -359,17 +394,30 @@ def main():
             else:
                 ratio, tol = round(ratio, 5), round(tol, 5)
             expect = {"EffectNear" if okind == "EffectNear" else "RatioNear": {"ratio": ratio, "tolerance": tol}}
+            # An effect's pin keeps its side of 1, which a line on the clock does not say: it stays fixed.
+            line = (None if name in NOT_HELD or name in MACHINE_DEPENDENT or okind == "EffectNear"
+                    else clock_line(rows))
+            if line:
+                at_ratio, mk, slope, r_line = line
+                tol = round(uncut_tol, 5)
+                expect = {"RatioAtClock": {"ratio": round(at_ratio, 5), "mhz": round(mk, 1),
+                                           "slope": round(slope, 8), "tolerance": tol}}
+                clocks_pinned.append(f"{name}: r {r_line:+.2f}, {1e4 * slope:+.2f}% per 100 MHz, "
+                                     f"{at_ratio:.4f} at {mk:.0f} MHz, +-{100 * tol:.1f}%")
             pin = {
                 "trial": name,
                 "expect": expect,
                 "runs": [f for rn, *_ in rows for n2, files in PIN_RUNS[suite] if n2 == rn for f in files
                          if name in load_cache(f)],
-                "measured": ", ".join(f"{r:.4f} ({rn}, {v})" for rn, _, r, v in rows)
+                "measured": ", ".join(f"{r:.4f} ({rn}, {v})" for rn, _, r, v, _ in rows)
                 + f"; geometric mean {math.exp(mean):.4f} over {len(rows)} runs"
                 + (f"; left out: {'; '.join(left_out[name])}" if left_out[name] else ""),
                 "spread": {"sd": s, "from": f"the larger of {len(xs)} runs' sd and the {kind} pooled sd"},
             }
-            if cut:
+            if line:
+                pin["measured"] += (f"; on the clock (H157): " + ", ".join(f"{k:.0f} MHz" for *_, k in rows)
+                                    + f", r {line[3]:+.2f}")
+            elif cut:
                 pin["measured"] += f"; window {cut}"
                 cuts.append(f"{name}: [{lo:.4f}, {hi:.4f}] ({cut})")
             if name in NOT_HELD:
@@ -391,6 +439,8 @@ def main():
     print(f"leave-one-out: {loo_red} red of {loo_total} judged")
     print(f"{len(wide)} windows wider than the cap (depends on process state):")
     print("\n".join("  " + w for w in wide))
+    print(f"{len(clocks_pinned)} pins on the clock (H157):")
+    print("\n".join("  " + c for c in clocks_pinned))
     print(f"{len(cuts)} windows cut at the band's edge:")
     print("\n".join("  " + c for c in cuts))
     print(f"{len(spans)} cut windows that leave out a pin run:")
@@ -407,6 +457,10 @@ def main():
             "window": "one more run's log ratio within Z * max(s, kind's pooled sd) * sqrt(1 + 1/n) of the runs' "
                       "mean; a window across the whole band cut at the band's edge opposite the mean",
             "z": Z,
+            "clock": f"H157: a trial whose pin runs (at least {CLOCK_RUNS}, clocks over at least {CLOCK_SPAN_MHZ} MHz) "
+                     f"show |r| >= {CLOCK_R} between log ratio and the comparison's median SM clock keeps its "
+                     "window's width about the line through them (RatioAtClock), at the run's own clock, cut at "
+                     "the band's edge where it would hold the whole band",
             "caps": CAPS,
             "leave_one_out": {"judged": loo_total, "red": loo_red},
             "all_runs": "ablations/HYPOTHESES.md H137: every committed whole suite of the same kernels, both kinds "
