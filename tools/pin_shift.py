@@ -3,7 +3,8 @@
 at decode shapes or not, and by record (a shard, a machine). A run of unchanged kernels whose ours-against-ours
 ratios sit on the pins while its cuBLAS ratios all move one way points at cuBLAS's side of the environment (the
 host, its memory, the library's state), not at our kernels: the measurement a re-pin's commit must name
-(docs/pinning.md). Only RatioNear pins count (a verdict pin has no value to sit near). Writes nothing.
+(docs/pinning.md). Only RatioNear pins and RatioAtClock pins (at the run's clock, H157) count (a verdict pin has
+no value to sit near). Writes nothing.
 
 Usage, from the repository root: python3 tools/pin_shift.py RUN.json[.xz]...
 """
@@ -26,12 +27,20 @@ def shifts(record, pins):
     """(kind, log of the ratio over its pin's value) for each timed trial the pins hold a value for."""
     for t in record["trials"]:
         c, pin = t.get("comparison"), pins.get(t["name"])
-        if not c or "estimate" not in c or not pin or "RatioNear" not in pin["expect"]:
+        if not c or "estimate" not in c or not pin:
+            continue
+        if "RatioNear" in pin["expect"]:
+            value = pin["expect"]["RatioNear"]["ratio"]
+        elif "RatioAtClock" in pin["expect"] and c.get("sm_clock_median_mhz"):
+            # The line's value at the run's own clock (H157).
+            line = pin["expect"]["RatioAtClock"]
+            value = line["ratio"] * math.exp(line["slope"] * (c["sm_clock_median_mhz"] - line["mhz"]))
+        else:
             continue
         ratio = c["estimate"].get("ratio") or c.get("ratio")
         side = "against cuBLAS" if c["baseline"] == "cuBLAS" else "ours against ours"
         where = "decode" if "decode" in t["name"] else "other shapes"
-        yield f"{side}, {where}", math.log(ratio / pin["expect"]["RatioNear"]["ratio"])
+        yield f"{side}, {where}", math.log(ratio / value)
 
 
 def summary(values):
