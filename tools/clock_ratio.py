@@ -16,9 +16,11 @@ import json
 import lzma
 import math
 import os
-import statistics
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pins import line_fit  # noqa: E402  (one line fit for the distiller and this reading)
 
 
 def suite_ratios():
@@ -41,17 +43,12 @@ def suite_ratios():
 
 
 def fit(points):
-    """(r, slope of log ratio per MHz, intercept at mean clock, mean clock, residual sd) or None."""
-    clocks = [p[1] for p in points]
-    logs = [math.log(p[2]) for p in points]
-    if len(points) < 3 or statistics.pstdev(clocks) == 0 or statistics.pstdev(logs) == 0:
+    """(r, slope of log ratio per MHz, intercept at mean clock, mean clock, residual sd) or None, by pins.py's
+    line_fit."""
+    line = line_fit([(p[1], math.log(p[2])) for p in points])
+    if not line:
         return None
-    mk, ml = statistics.mean(clocks), statistics.mean(logs)
-    cov = sum((k - mk) * (g - ml) for k, g in zip(clocks, logs)) / len(points)
-    slope = cov / statistics.pvariance(clocks)
-    r = cov / (statistics.pstdev(clocks) * statistics.pstdev(logs))
-    residuals = [g - (ml + slope * (k - mk)) for k, g in zip(clocks, logs)]
-    sd = math.sqrt(sum(e * e for e in residuals) / (len(points) - 2)) if len(points) > 2 else float("nan")
+    mk, ml, slope, r, sd = line
     return r, slope, ml, mk, sd
 
 

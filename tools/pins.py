@@ -215,25 +215,35 @@ CLOCK_RUNS = 6
 CLOCK_SPAN_MHZ = 60
 
 
+def line_fit(points):
+    """Least squares of log ratio on clock over [(clock MHz, log ratio)]: (mean clock, mean log ratio, slope per
+    MHz, r, residual sd on n - 2 df), or None where the clocks or the ratios do not vary (or under 3 points).
+    tools/clock_ratio.py reads its lines through this too."""
+    n = len(points)
+    if n < 3:
+        return None
+    mk = sum(k for k, _ in points) / n
+    mx = sum(x for _, x in points) / n
+    sxx = sum((k - mk) ** 2 for k, _ in points)
+    syy = sum((x - mx) ** 2 for _, x in points)
+    if sxx == 0 or syy == 0:
+        return None
+    slope = sum((k - mk) * (x - mx) for k, x in points) / sxx
+    residual = math.sqrt(sum((x - mx - slope * (k - mk)) ** 2 for k, x in points) / (n - 2))
+    return mk, mx, slope, slope * math.sqrt(sxx / syy), residual
+
+
 def clock_line(rows):
     """(ratio at the mean clock, mean clock, slope of log ratio per MHz, r) of the pin runs' log ratios on their
     clocks, or None where the trial does not qualify for a pin on the clock."""
     pts = [(k, x) for _, x, _, _, k in rows if k and x is not None]
-    if len(pts) < CLOCK_RUNS:
+    if len(pts) < CLOCK_RUNS or max(k for k, _ in pts) - min(k for k, _ in pts) < CLOCK_SPAN_MHZ:
         return None
-    ks = [k for k, _ in pts]
-    if max(ks) - min(ks) < CLOCK_SPAN_MHZ:
+    fit = line_fit(pts)
+    if not fit or abs(fit[3]) < CLOCK_R:
         return None
-    n = len(pts)
-    mk = sum(ks) / n
-    mx = sum(x for _, x in pts) / n
-    sxx = sum((k - mk) ** 2 for k in ks)
-    syy = sum((x - mx) ** 2 for _, x in pts)
-    if syy == 0:
-        return None
-    slope = sum((k - mk) * (x - mx) for k, x in pts) / sxx
-    r = slope * math.sqrt(sxx / syy)
-    return (math.exp(mx), mk, slope, r) if abs(r) >= CLOCK_R else None
+    mk, mx, slope, r, _ = fit
+    return math.exp(mx), mk, slope, r
 
 
 def start_rule(env):
