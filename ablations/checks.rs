@@ -98,7 +98,7 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
         ..top()
     };
     let rung4 = || Rung::Swizzle128.config().with_tile_k(128);
-    let variants: [(&str, GemmConfig, DType, &[&str]); 17] = [
+    let variants: [(&str, GemmConfig, DType, &[&str]); 16] = [
         ("rung10_k128", top(), tensor, &whole_and_partial),
         ("rung10_k128", top(), row, &whole_and_partial),
         (
@@ -107,14 +107,9 @@ pub(crate) fn fp8_correct() -> Vec<GpuTrial> {
             DType::E4M3F16(Scales::Row),
             &["square4096"],
         ),
-        // H115's error clause reads these three on K = 16384: none, every 4 k-blocks, every one; H128 the
-        // unpromoted one and every k-block's at K = 28672 too.
-        (
-            "rung10_bn128",
-            promoted(0),
-            tensor,
-            &["long_k", "decode_mlp_down"],
-        ),
+        // The top rung promoted every 4 k-blocks and every one at K = 16384, and every one at K = 28672 (H115).
+        // Unpromoted at these K it is no suite trial: the tensor core's FP8 accumulation alone passes or fails
+        // the max-error clause by the inputs drawn (H158: 2 of 36 draws over it), so its verdict would be a draw.
         ("rung10_bn128_promote4", promoted(4), tensor, &["long_k"]),
         (
             "rung10_bn128_promote1",
