@@ -1,6 +1,9 @@
 //! Replays the committed reference runs against the current expectations (CPU trials, so CI runs them): an
 //! expectation that its own committed data contradicts fails here, without a GPU.
 
+use crate::measure::processes::across_processes;
+use crate::measure::stats::{Estimate, StatsSettings};
+use crate::measure::timing::Comparison;
 use crate::report::results::RunFile;
 use crate::trial::expect::{judge, Source};
 use crate::trial::job::GpuTrial;
@@ -103,6 +106,36 @@ pub fn replay(run_name: &str, run: &RunFile, expectations: &[Current]) -> Replay
         }
     }
     out
+}
+
+/// How each worker process's counted rounds become its estimate: `stats::estimate`, or
+/// `stats::estimate_all_pairs` as records before H159 were judged.
+pub type PerProcess = fn(&[Vec<f64>], StatsSettings) -> Estimate;
+
+/// The estimate a comparison record's own rounds give under `per_process`: the rounds it counted (not set aside as
+/// throttled), judged as the comparison judged them: in one process at the look they end, over several by
+/// `across_processes` with the record's prior. With `estimate_all_pairs` it gives back what the record says.
+pub fn re_estimate(cmp: &Comparison, per_process: PerProcess) -> Estimate {
+    let s = cmp.estimate.settings;
+    let counted = |p: Option<usize>| -> Vec<Vec<f64>> {
+        cmp.rounds
+            .iter()
+            .filter(|r| !r.set_aside && p.is_none_or(|p| r.process == p))
+            .map(|r| r.log_ratios.clone())
+            .collect()
+    };
+    let Some(level) = &cmp.estimate.processes else {
+        return per_process(&counted(None), s);
+    };
+    let processes: std::collections::BTreeSet<usize> =
+        cmp.rounds.iter().map(|r| r.process).collect();
+    // A worker runs one look of its rounds.
+    let worker = StatsSettings { looks: 1, ..s };
+    let parts: Vec<Estimate> = processes
+        .into_iter()
+        .map(|p| per_process(&counted(Some(p)), worker))
+        .collect();
+    across_processes(&parts, level.prior.as_ref(), s)
 }
 
 /// The CPU trials over `suite`'s expectations: every one can fail, and one trial per held-out run (the pin file's
@@ -224,6 +257,98 @@ mod tests {
         run.trials.retain(|t| t.name == trial);
         run.trials[0].comparison.as_mut().unwrap().candidate = candidate.to_string();
         run
+    }
+
+    /// Every comparison of the committed whole suites (results/h200/COMMIT/suite/runs), with its run's folder.
+    fn whole_suite_comparisons() -> Vec<(String, String, Comparison)> {
+        let mut out = Vec::new();
+        let mut folders: Vec<_> = std::fs::read_dir(reference_dir())
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path().join("suite/runs")))
+            .filter(|p| p.is_dir())
+            .collect();
+        folders.sort();
+        for folder in folders {
+            let commit = folder.parent().unwrap().parent().unwrap();
+            let commit = commit.file_name().unwrap().to_string_lossy().to_string();
+            let mut files: Vec<_> = std::fs::read_dir(&folder)
+                .unwrap()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.to_string_lossy().ends_with(".json.xz"))
+                .collect();
+            files.sort();
+            for f in files {
+                for t in RunFile::read(&f).unwrap().trials {
+                    if let Some(c) = t.comparison {
+                        out.push((commit.clone(), t.name, c));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// H159 on the committed records: setting disturbed pairs aside decides the two comparisons at 69beb33 that a
+    /// disturbed stretch left inconclusive, and changes few of the verdicts of comparisons with no pair over 10%
+    /// off its round's median (their rounds are what the rule was built for not to touch).
+    #[test]
+    fn disturbed_pairs_set_aside_on_the_committed_whole_suites() {
+        use crate::measure::stats::{estimate, estimate_all_pairs, median};
+        let all = whole_suite_comparisons();
+        assert!(all.len() > 3000, "{} comparisons", all.len());
+        let (mut given_back, mut clean, mut clean_changed, mut disturbed, mut disturbed_changed) =
+            (0, 0, 0, 0, 0);
+        for (commit, name, c) in &all {
+            let before = re_estimate(c, estimate_all_pairs);
+            if before.verdict != c.estimate.verdict {
+                continue;
+            }
+            given_back += 1;
+            let after = re_estimate(c, estimate);
+            let far_off = c.rounds.iter().any(|r| {
+                let m = median(&r.log_ratios);
+                r.log_ratios.iter().any(|x| (x - m).abs() > 0.1)
+            });
+            let changed = after.verdict != before.verdict;
+            if far_off {
+                disturbed += 1;
+                disturbed_changed += usize::from(changed);
+            } else {
+                clean += 1;
+                clean_changed += usize::from(changed);
+            }
+            let reds = [
+                "mma_only::k128::decode_m200",
+                "mma_only::desc_advance::decode_m200",
+            ];
+            if commit == "69beb33" && reds.contains(&name.as_str()) {
+                assert_eq!(before.verdict, Verdict::Inconclusive, "{name}");
+                assert_eq!(after.verdict, Verdict::Faster, "{name}: {after:?}");
+                assert!(
+                    after.disturbed_pairs >= 3,
+                    "{name}: {}",
+                    after.disturbed_pairs
+                );
+            }
+        }
+        // The replay gives back nearly every record's own verdict (the rest were judged by rules since changed).
+        assert!(
+            given_back * 100 >= all.len() * 95,
+            "{given_back} of {}",
+            all.len()
+        );
+        assert!(
+            clean_changed * 100 <= clean,
+            "{clean_changed} of {clean} clean comparisons changed"
+        );
+        assert!(
+            disturbed_changed >= 2,
+            "{disturbed_changed} of {disturbed} disturbed ones changed"
+        );
+        eprintln!(
+            "{given_back} of {} given back; changed: {clean_changed} of {clean} clean, {disturbed_changed} of {disturbed} with a pair over 10% off",
+            all.len()
+        );
     }
 
     #[test]

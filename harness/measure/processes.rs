@@ -108,6 +108,7 @@ pub fn across_processes(
         pair_sd: pooled(|e| e.pair_sd),
         round_sd: pooled(|e| e.round_sd),
         between_round_sd: pooled(|e| e.between_round_sd),
+        disturbed_pairs: parts.iter().map(|e| e.disturbed_pairs).sum(),
         verdict,
         settings,
         processes: Some(Box::new(ProcessLevel {

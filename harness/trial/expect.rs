@@ -423,6 +423,7 @@ mod tests {
             pair_sd: 0.01,
             round_sd: 0.0,
             between_round_sd: 0.0,
+            disturbed_pairs: 0,
             verdict: Verdict::NoChange,
             settings: StatsSettings::default(),
             processes: None,

@@ -353,6 +353,14 @@ fn flags_for(cmp: &Comparison, noise_floor: f64) -> Vec<String> {
             cmp.sm_clock_median_mhz.unwrap_or(0.0)
         ));
     }
+    if e.disturbed_pairs > 0 {
+        flags.push(format!(
+            "{} of {} pairs set aside as disturbed: more than {} robust sd off their round's median (one batch hit by an interrupt or a throttle)",
+            e.disturbed_pairs,
+            e.pairs + e.disturbed_pairs,
+            crate::measure::stats::DISTURBED_PAIR_SDS
+        ));
+    }
     if cmp.low_clock_pairs > 0 {
         flags.push(format!(
             "{} of {} pairs ran with the SM clock under 90% of the median ({:.0} MHz): throttled or disturbed",
