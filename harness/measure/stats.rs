@@ -280,7 +280,8 @@ pub const DISTURBED_PAIR_SDS: f64 = 15.0;
 /// The rounds without their disturbed pairs, and how many were set aside. The robust standard deviation is
 /// 1.4826 times the median absolute deviation of every pair from its round's median (the normal's sd where the
 /// pairs are normal, whatever a few disturbed ones do); where it is 0 (pairs that agree exactly) nothing is set
-/// aside. A round's median pair always stays, so no round is emptied; a value that is not finite is never set aside.
+/// aside. A round is never emptied (one whose every pair lies that far off is kept whole), and a value that is not
+/// finite is never set aside.
 pub fn set_aside_disturbed_pairs(rounds: &[Vec<f64>]) -> (Vec<Vec<f64>>, usize) {
     let medians: Vec<f64> = rounds.iter().map(|r| median(r)).collect();
     let deviations: Vec<f64> = rounds
@@ -298,10 +299,18 @@ pub fn set_aside_disturbed_pairs(rounds: &[Vec<f64>]) -> (Vec<Vec<f64>>, usize) 
         .zip(&medians)
         // A value that is not finite stays: it makes the comparison inconclusive, as it should.
         .map(|(r, m)| {
-            r.iter()
+            let left: Vec<f64> = r
+                .iter()
                 .copied()
                 .filter(|x| !x.is_finite() || (x - m).abs() <= limit)
-                .collect()
+                .collect();
+            // A round whose pairs all lie that far off its own median (split in two) is kept whole: its
+            // disagreement is the round's, for the interval to carry.
+            if left.is_empty() {
+                r.clone()
+            } else {
+                left
+            }
         })
         .collect();
     let dropped =
@@ -846,6 +855,11 @@ mod tests {
             set_aside_disturbed_pairs(&[vec![0.0; 6], vec![0.0, 0.0, 0.3]]).1,
             0
         );
+        // A round split in two, among tight ones, is kept whole rather than emptied.
+        let mut rounds = vec![vec![0.0, 0.001, -0.001, 0.0005, -0.0005, 0.0]; 7];
+        rounds.push(vec![-0.5, -0.5, -0.5, 0.5, 0.5, 0.5]);
+        let (kept, dropped) = set_aside_disturbed_pairs(&rounds);
+        assert_eq!((kept[7].len(), dropped), (6, 0));
     }
 
     #[test]
