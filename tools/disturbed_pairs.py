@@ -40,70 +40,54 @@ def trimmed(xs):
     s = sorted(xs)
     return st.mean(s[1:-1]) if len(s) > 3 else st.mean(s)
 
-files = sys.argv[1:]
-for name, summary in (('median', st.median), ('trimmed (drop min and max)', trimmed)):
-    changes = collections.Counter(); n = 0; examples = []; mismatch = 0
-    for f in files:
-        d = json.load(lzma.open(f) if f.endswith('.xz') else open(f))
-        for t in d['trials']:
-            c = t.get('comparison')
-            if not c: continue
-            r = rejudge(c, summary)
-            if r is None: continue
-            n += 1
-            v_new, ratio, ci, v_old_recomputed = r
-            v_old = c['estimate']['verdict']
-            if v_old_recomputed != v_old: mismatch += 1
-            if v_new != v_old:
-                changes[(v_old, v_new)] += 1
-                examples.append((f.split('/')[2], t['name'], v_old, v_new, '%.4f' % c['estimate']['ratio'], '%.4f [%.4f, %.4f]' % (ratio, *ci)))
-    print(f'== round value: {name}: {n} comparisons, {sum(changes.values())} verdicts change ({mismatch} whose own verdict the recomputation does not give back)')
-    for k, v in changes.most_common(): print('  ', k, v)
-    for e in examples: print('    ', *e)
-
-# Split: comparisons holding a pair more than 10% off its round's median (a disturbed pair), and the rest.
 def disturbed(c):
+    """A comparison holding a pair more than 10% off its round's median."""
     return any(abs(x - st.median(r['log_ratios'])) > 0.1 for r in c['rounds'] for x in r['log_ratios'])
-for name, summary in (('median', st.median), ('trimmed', trimmed)):
-    tally = collections.Counter()
-    for f in files:
-        d = json.load(lzma.open(f) if f.endswith('.xz') else open(f))
-        for t in d['trials']:
-            c = t.get('comparison')
-            if not c: continue
-            r = rejudge(c, summary)
-            if r is None: continue
-            k = 'disturbed' if disturbed(c) else 'clean'
-            tally[(k, 'all')] += 1
-            if r[0] != c['estimate']['verdict']:
-                tally[(k, 'changed')] += 1
-                tally[(k, r[0] == 'Inconclusive' and 'to inconclusive' or 'to decisive')] += 1
-    print(name, dict(tally))
 
-# The mean of a round's pairs, with a pair set aside where it lies more than K robust pair sds (1.4826 x the
-# comparison's median absolute deviation from the round medians) off its round's median.
-def make_trim(c, K):
-    dev = [abs(x - st.median(r['log_ratios'])) for r in c['rounds'] for x in r['log_ratios']]
-    s = 1.4826 * st.median(dev)
-    def summ(xs):
-        m = st.median(xs)
-        kept = [x for x in xs if abs(x - m) <= K * s]
-        return st.mean(kept) if kept else m
-    return summ
-for K in (6, 10, 15):
-    tally = collections.Counter(); ex = []
+
+def set_aside_beyond(K):
+    """The mean of a round's pairs, with a pair set aside where it lies more than K robust pair sds (1.4826 x the
+    comparison's median absolute deviation from the round medians) off its round's median."""
+    def for_comparison(c):
+        dev = [abs(x - st.median(r['log_ratios'])) for r in c['rounds'] for x in r['log_ratios']]
+        s = 1.4826 * st.median(dev)
+        def summary(xs):
+            m = st.median(xs)
+            kept = [x for x in xs if abs(x - m) <= K * s]
+            return st.mean(kept) if kept else m
+        return summary
+    return for_comparison
+
+
+def comparisons(files):
     for f in files:
         d = json.load(lzma.open(f) if f.endswith('.xz') else open(f))
         for t in d['trials']:
-            c = t.get('comparison')
-            if not c: continue
-            r = rejudge(c, make_trim(c, K))
-            if r is None: continue
-            k = 'disturbed' if disturbed(c) else 'clean'
-            tally[(k, 'all')] += 1
-            if r[0] != c['estimate']['verdict']:
-                tally[(k, 'changed')] += 1
-                tally[(k, r[0] == 'Inconclusive' and 'to inconclusive' or 'to decisive')] += 1
-                if k == 'clean' and K == 10: ex.append((f.split('/')[2], t['name'], c['estimate']['verdict'], r[0]))
-    print('set aside beyond', K, 'robust sd:', dict(tally))
-    for e in ex[:8]: print('   ', *e)
+            if t.get('comparison'):
+                yield f.split('/')[2], t['name'], t['comparison']
+
+
+def tally(files, summary_of):
+    """Verdicts that change, apart for disturbed comparisons and the rest; and whether the plain mean gives every
+    record's own verdict back."""
+    counts, mismatch = collections.Counter(), 0
+    for _, _, c in comparisons(files):
+        r = rejudge(c, summary_of(c))
+        if r is None:
+            continue
+        new, _, _, own = r
+        mismatch += own != c['estimate']['verdict']
+        kind = 'disturbed' if disturbed(c) else 'clean'
+        counts[(kind, 'all')] += 1
+        if new != c['estimate']['verdict']:
+            counts[(kind, 'changed')] += 1
+            counts[(kind, 'to inconclusive' if new == 'Inconclusive' else 'to decisive')] += 1
+    return counts, mismatch
+
+
+files = sys.argv[1:]
+designs = [('median of the pairs', lambda c: st.median), ('mean without the largest and smallest', lambda c: trimmed)]
+designs += [(f'mean, pairs beyond {K} robust sd set aside', set_aside_beyond(K)) for K in (6, 10, 15)]
+for name, summary_of in designs:
+    counts, mismatch = tally(files, summary_of)
+    print(f'{name}: {dict(counts)} ({mismatch} records whose own verdict the plain mean does not give back)')
