@@ -5,7 +5,7 @@
 # Run on the device machine from the repository root, after ../shared/tools/gpu-stage and tools/gpu-pack.sh (carry
 # .gpu/bin.txz), with OUT set; everything comes back as $OUT/fp8-block-profile.tgz.
 set -uo pipefail
-[[ -x .gpu/gemm-ablate ]] || python3 -c 'import tarfile; tarfile.open(".gpu/bin.txz").extractall(".gpu")'
+tools/gpu-unpack.sh
 export GEMM_ABLATE_RESULTS_DIR=$OUT/fp8-block-profile
 mkdir -p "$GEMM_ABLATE_RESULTS_DIR"
 base=10:tile_k=128,bn=128,promote=1

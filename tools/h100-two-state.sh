@@ -6,9 +6,7 @@
 # `place_probe=1` in SPECS, also its CTA-to-SM maps). Any GPU. Run from the repository root with .gpu/bin.txz
 # carried (tools/gpu-pack.sh) and OUT set; everything comes back as $OUT/two-state.tgz. Give the call timeout_s 595.
 set -uo pipefail
-if [[ ! -x .gpu/ablations && -f .gpu/bin.txz ]]; then
-  python3 -c 'import tarfile; tarfile.open(".gpu/bin.txz").extractall(".gpu")'
-fi
+tools/gpu-unpack.sh
 [[ -x .gpu/ablations ]] || { echo "no .gpu/ablations on this machine: carry .gpu/bin.txz (tools/gpu-pack.sh)"; exit 2; }
 rm -rf "${OUT:?}/two-state"; mkdir -p "$OUT/two-state"
 nvidia-smi --query-gpu=name,uuid,serial,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv > "$OUT/two-state/gpu.txt" 2>&1

@@ -10,9 +10,7 @@
 # Run from the repository root after ../shared/tools/gpu-stage and tools/gpu-pack.sh (.gpu/bin.txz carried), with
 # OUT set; everything comes back as $OUT/calibration.tgz. Give the call timeout_s 595.
 set -uo pipefail
-if [[ ! -x .gpu/calibration && -f .gpu/bin.txz ]]; then
-  python3 -c 'import tarfile; tarfile.open(".gpu/bin.txz").extractall(".gpu")'
-fi
+tools/gpu-unpack.sh
 [[ -x .gpu/calibration ]] || { echo "no .gpu/calibration on this machine: carry .gpu/bin.txz (tools/gpu-pack.sh)"; exit 2; }
 rm -rf "${OUT:?}/calibration"; mkdir -p "$OUT/calibration"
 export GEMM_ABLATE_RESULTS_DIR="$OUT/calibration/runs"

@@ -12,7 +12,7 @@
 set -uo pipefail
 T0=$(date +%s)
 fits() { [ $(( $(date +%s) - T0 + $1 )) -le "${END_S:-300}" ] || { echo "skipped (out of time): $2"; return 1; }; }
-[[ -x .gpu/ablations ]] || python3 -c 'import tarfile; tarfile.open(".gpu/bin.txz").extractall(".gpu")'
+tools/gpu-unpack.sh
 W=$OUT/h129-and-reds && mkdir -p "$W/runs"
 export GEMM_ABLATE_RESULTS_DIR=$W/runs
 nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit \

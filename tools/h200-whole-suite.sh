@@ -18,9 +18,7 @@
 set -uo pipefail
 # A fresh machine holds only what was carried: unpack the binaries here, and stop before any part without them (at
 # 8fb4f1b a call on a fresh machine "ran" every part in 0 s and called the suite done).
-if [[ ! -x .gpu/ablations && -f .gpu/bin.txz ]]; then
-  python3 -c 'import tarfile; tarfile.open(".gpu/bin.txz").extractall(".gpu")'
-fi
+tools/gpu-unpack.sh
 for bin in ablations microbench gemm-ablate; do
   [[ -x .gpu/$bin ]] || { echo "no .gpu/$bin on this machine: carry .gpu/bin.txz (tools/gpu-pack.sh)"; exit 2; }
 done
