@@ -339,29 +339,29 @@ mod tests {
         }
     }
 
+    /// 5% of pairs with `scale` times the noise (0.7% a pair, 0.3% between rounds), at `ratio`.
+    fn tailed(ratio: f64, scale: f64) -> Scenario {
+        Scenario {
+            tail_fraction: 0.05,
+            tail_scale: scale,
+            ..Scenario::normal(ratio, 0.007, 0.003)
+        }
+    }
+
     #[test]
     fn heavy_tails_keep_the_false_verdict_rates() {
-        // 5% of pairs with 5x the noise: a batch that ran through a clock dip.
-        let tails = |ratio| Scenario {
-            tail_fraction: 0.05,
-            tail_scale: 5.0,
-            ..Scenario::normal(ratio, 0.007, 0.003)
-        };
-        let aa = rates(tails(1.0), 500);
+        // 5x the noise: a batch that ran through a clock dip.
+        let aa = rates(tailed(1.0, 5.0), 500);
         assert!(aa.faster + aa.slower <= 0.05, "{aa:?}");
-        let edge = rates(tails(1.02), 501);
+        let edge = rates(tailed(1.02, 5.0), 501);
         assert!(edge.no_change <= 0.05 && edge.slower <= 0.05, "{edge:?}");
     }
 
     #[test]
     fn disturbed_pairs_are_set_aside_without_moving_the_rates() {
-        // A disturbed stretch as 69beb33's microbench met it (H159): 5% of pairs with 30x the noise (one batch
-        // of the pair 15-60% off), pair noise 0.7%, between rounds 0.3%.
-        let disturbed = |ratio| Scenario {
-            tail_fraction: 0.05,
-            tail_scale: 30.0,
-            ..Scenario::normal(ratio, 0.007, 0.003)
-        };
+        // A disturbed stretch as 69beb33's microbench met it (H159): 30x the noise (one batch of the pair 15-60%
+        // off).
+        let disturbed = |ratio| tailed(ratio, 30.0);
         let aa = rates(disturbed(1.0), 510);
         assert!(aa.faster + aa.slower <= 0.05, "{aa:?}");
         let edge = rates(disturbed(1.02), 511);
