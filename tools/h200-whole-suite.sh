@@ -25,7 +25,9 @@ done
 # A call returns only a few files: everything this call writes under $OUT goes back as one archive at the end
 # (at 8fb4f1b three parts' records were left on the machine for that).
 pack_out() {
-  local all=(); for f in "$OUT"/*; do [[ $f == "$OUT/whole-suite-call.tgz" ]] || all+=("${f#"$OUT"/}"); done
+  local all=(); for f in "$OUT"/*; do
+    [[ -e $f && $f != "$OUT/whole-suite-call.tgz" ]] && all+=("${f#"$OUT"/}")
+  done
   ((${#all[@]})) && tar czf "$OUT/whole-suite-call.tgz" -C "$OUT" "${all[@]}" && (cd "$OUT" && rm -rf "${all[@]}")
 }
 trap pack_out EXIT
@@ -62,6 +64,11 @@ while (( next <= ${#parts[@]} )); do
   shard=${part#*@}; log=$OUT/${part%@*}.log; [[ $part == *@* ]] && log=$OUT/${part%@*}-shard-${shard/\//-of-}.log
   if ! grep -q '^test result' "$log" 2>/dev/null; then
     echo "part $next ($part) ran no trials (see $log): stopping here, it stays next"
+    rc=1; break
+  fi
+  # A machine whose GPU did not open skips every GPU trial and still ends `test result: ok`: not a part that ran.
+  if grep -q 'ignored (needs a CUDA GPU' "$log"; then
+    echo "part $next ($part) found no usable GPU (see $log): stopping here, it stays next"
     rc=1; break
   fi
   next=$(( next + 1 ))
