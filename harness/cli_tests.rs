@@ -138,6 +138,29 @@ fn help_prints_every_command_and_exits_0() {
 
 /// A variable a build recipe reads (kernels/ext/*/build.sh) is no setting of the binary's, and no reason to stop.
 #[test]
+fn auto_names_the_kernel_of_the_dtype_it_is_given() {
+    // Without a dtype, fp16; with one, that dtype's rule (FP8 block scales: the promoted 128x128 kernel).
+    let o = gemm_ablate(&["auto", "square4096"], &[]);
+    assert!(
+        o.status.success() && said(&o).contains("fp16"),
+        "{}",
+        said(&o)
+    );
+    let o = gemm_ablate(&["auto", "square4096", "e4m3-block"], &[]);
+    let text = said(&o);
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("promote=1") && text.contains("e4m3-block"),
+        "{text}"
+    );
+    let o = gemm_ablate(&["auto", "--ranges", "8192x8192", "e4m3"], &[]);
+    let text = said(&o);
+    assert!(o.status.success() && text.contains("tile_k=128"), "{text}");
+    refused(&["auto", "square4096", "e4m3", "bf16"], "one dtype");
+    refused(&["auto", "square4096", "e4m3-col"], "e4m3-col");
+}
+
+#[test]
 fn a_build_recipe_s_variable_does_not_stop_the_binary() {
     let dir = std::ffi::OsStr::new("/tmp/triton");
     let o = gemm_ablate(

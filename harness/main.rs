@@ -27,8 +27,8 @@ usage: gemm-ablate [COMMAND]   (no command: the main job, as `ladder`)
   gemm-ablate sustain SHAPE SPEC... [DTYPE] [--seconds S] [--passes P]   each variant alone under sustained load: time, clock, power (a GPU)
   gemm-ablate profile SPEC SHAPE [DTYPE] [--full]               Nsight Compute on the variant and on cuBLAS, side by side (a GPU)
   gemm-ablate cublas-paths SHAPE... [DTYPE] [--out FILE]        choose cuBLAS's reference path for each shape afresh (a GPU)
-  gemm-ablate auto [--sms N] SHAPE...                           what `auto` runs for each shape, and by which rule
-  gemm-ablate auto [--sms N] --ranges NxK                       what `auto` runs for every M from 1 to 8192
+  gemm-ablate auto [--sms N] SHAPE... [DTYPE]                   what `auto` runs for each shape, and by which rule
+  gemm-ablate auto [--sms N] --ranges NxK [DTYPE]               what `auto` runs for every M from 1 to 8192
   gemm-ablate list                                              the rungs, the switches and the kernels outside the ladder
   gemm-ablate device                                            what the GPU is
   gemm-ablate agree FILE...                                     run-to-run agreement of the comparisons in results files

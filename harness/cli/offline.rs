@@ -93,10 +93,11 @@ pub(crate) fn baseline(args: &[String]) -> ExitCode {
     }
 }
 
-/// What `auto` runs, without a GPU: `auto SHAPE...` (the spec and the rule for each shape) or `auto --ranges NxK`
-/// (the kernel for every token count from 1 to 8192, as ranges), for the H200's SM count or `--sms N`.
+/// What `auto` runs, without a GPU: `auto SHAPE... [DTYPE]` (the spec and the rule for each shape) or `auto --ranges
+/// NxK [DTYPE]` (the kernel for every token count from 1 to 8192, as ranges), for the H200's SM count or `--sms N`;
+/// fp16 unless a dtype is given (bf16 picks the same kernels, FP8 its own).
 pub(crate) fn auto(args: &[String]) -> ExitCode {
-    use harness::kernel::dispatch::{auto_ranges, auto_spec, H200_SMS};
+    use harness::kernel::dispatch::{auto_ranges, auto_spec_for, H200_SMS};
     use harness::kernel::problem::parse_shape;
     use std::io::Write;
     // `--sms N` resolves for another GPU's SM count (the rules were measured on the H200's 132).
@@ -114,8 +115,12 @@ pub(crate) fn auto(args: &[String]) -> ExitCode {
         },
         None => (H200_SMS, args.to_vec()),
     };
+    let (dtype, args) = match super::dtype_and_words("auto", &args) {
+        Ok((dtype, rest)) => (dtype, rest.into_iter().cloned().collect::<Vec<String>>()),
+        Err(e) => return refuse(&e),
+    };
     if args.is_empty() {
-        eprintln!("usage: gemm-ablate auto [--sms N] SHAPE... | auto [--sms N] --ranges NxK");
+        eprintln!("usage: gemm-ablate auto [--sms N] SHAPE... [DTYPE] | auto [--sms N] --ranges NxK [DTYPE]");
         return ExitCode::from(2);
     }
     // A closed pipe (`| head`) ends the listing quietly.
@@ -139,10 +144,12 @@ pub(crate) fn auto(args: &[String]) -> ExitCode {
         };
         let _ = writeln!(
             out,
-            "auto on {sms} SMs, N = {}, K = {}, M = 1 to 8192:",
-            shape.n, shape.k
+            "auto on {sms} SMs, N = {}, K = {}, M = 1 to 8192, {}:",
+            shape.n,
+            shape.k,
+            dtype.name()
         );
-        for (first, last, spec, rule) in auto_ranges(shape.n, shape.k, sms, 8192) {
+        for (first, last, spec, rule) in auto_ranges(shape.n, shape.k, sms, 8192, dtype) {
             if writeln!(out, "  M = {first}-{last}: {spec}\n      {rule}").is_err() {
                 break;
             }
@@ -157,11 +164,14 @@ pub(crate) fn auto(args: &[String]) -> ExitCode {
     for text in &args {
         match parse_shape(text) {
             Ok(shape) => {
-                let (spec, rule) = auto_spec(&shape, sms);
+                let (spec, rule) = auto_spec_for(&shape, sms, dtype);
                 let _ = writeln!(
                     out,
-                    "{text} ({}x{}x{}) on {sms} SMs: {spec}\n  {rule}",
-                    shape.m, shape.n, shape.k
+                    "{text} ({}x{}x{}, {}) on {sms} SMs: {spec}\n  {rule}",
+                    shape.m,
+                    shape.n,
+                    shape.k,
+                    dtype.name()
                 );
             }
             Err(e) => {

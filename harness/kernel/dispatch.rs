@@ -489,18 +489,19 @@ pub fn auto_kernels(sm_count: u32) -> Vec<(String, GemmConfig)> {
     auto_kernels_for(sm_count, DType::F16)
 }
 
-/// `auto`'s picks for every token count from 1 to `max_m` at this N and K, as runs of consecutive M with the same
-/// kernel: (first M, last M, spec, rule). What `gemm-ablate auto --ranges NxK` prints, and how a rule change is
-/// checked for the token counts it moves.
+/// `auto`'s picks for every token count from 1 to `max_m` at this N and K with operands of `dtype`, as runs of
+/// consecutive M with the same kernel: (first M, last M, spec, rule). What `gemm-ablate auto --ranges NxK` prints,
+/// and how a rule change is checked for the token counts it moves.
 pub fn auto_ranges(
     n: usize,
     k: usize,
     sm_count: u32,
     max_m: usize,
+    dtype: DType,
 ) -> Vec<(usize, usize, String, &'static str)> {
     let mut ranges: Vec<(usize, usize, String, &'static str)> = Vec::new();
     for m in 1..=max_m {
-        let (spec, rule) = auto_spec(&Shape::new("auto", m, n, k), sm_count);
+        let (spec, rule) = auto_spec_for(&Shape::new("auto", m, n, k), sm_count, dtype);
         match ranges.last_mut() {
             Some(last) if last.2 == spec && last.3 == rule => last.1 = m,
             _ => ranges.push((m, m, spec, rule)),
@@ -579,7 +580,7 @@ mod tests {
 
     #[test]
     fn ranges_cover_every_token_count_once_in_order() {
-        let r = auto_ranges(8192, 8192, H200_SMS, 8192);
+        let r = auto_ranges(8192, 8192, H200_SMS, 8192, DType::F16);
         assert_eq!(r.first().unwrap().0, 1);
         assert_eq!(r.last().unwrap().1, 8192);
         assert!(r.windows(2).all(|w| w[1].0 == w[0].1 + 1));
