@@ -136,10 +136,9 @@ fn help_prints_every_command_and_exits_0() {
     }
 }
 
-/// A variable a build recipe reads (kernels/ext/*/build.sh) is no setting of the binary's, and no reason to stop.
+/// `auto` without a GPU names the kernel of the dtype it is given, fp16 without one.
 #[test]
 fn auto_names_the_kernel_of_the_dtype_it_is_given() {
-    // Without a dtype, fp16; with one, that dtype's rule (FP8 block scales: the promoted 128x128 kernel).
     let o = gemm_ablate(&["auto", "square4096"], &[]);
     assert!(
         o.status.success() && said(&o).contains("fp16"),
@@ -160,6 +159,7 @@ fn auto_names_the_kernel_of_the_dtype_it_is_given() {
     refused(&["auto", "square4096", "e4m3-col"], "e4m3-col");
 }
 
+/// A variable a build recipe reads (kernels/ext/*/build.sh) is no setting of the binary's, and no reason to stop.
 #[test]
 fn a_build_recipe_s_variable_does_not_stop_the_binary() {
     let dir = std::ffi::OsStr::new("/tmp/triton");
