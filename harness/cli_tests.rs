@@ -155,6 +155,8 @@ fn auto_names_the_kernel_of_the_dtype_it_is_given() {
     let o = gemm_ablate(&["auto", "--ranges", "8192x8192", "e4m3"], &[]);
     let text = said(&o);
     assert!(o.status.success() && text.contains("tile_k=128"), "{text}");
+    let o = gemm_ablate(&["auto", "long_k", "e4m3"], &[]);
+    assert!(said(&o).contains("promote=4"), "{}", said(&o));
     refused(&["auto", "square4096", "e4m3", "bf16"], "one dtype");
     refused(&["auto", "square4096", "e4m3-col"], "e4m3-col");
 }
