@@ -530,13 +530,13 @@ pub fn auto_spec_for(shape: &Shape, sm_count: u32, dtype: DType) -> (String, &'s
         ),
         // H158, H161: unpromoted, the tensor core's FP8 sums pass or fail the check by the inputs drawn from
         // K = 16384 on; promoting costs 1.12-1.35x (not yet the rule), so the rule says it where it applies.
-        Some(_) if shape.k >= 16384 => (
-            with_switch(&auto_spec(shape, sm_count).0, "tile_k=128"),
-            "FP8: the 16-bit rule's kernel with k-blocks of 128 one-byte elements, unpromoted: at K >= 16384 its largest error passes or fails the check by the inputs drawn (H158); promote=4 on 128-wide tiles holds it 20x inside at 1.12-1.35x the time (H161)",
-        ),
         Some(_) => (
             with_switch(&auto_spec(shape, sm_count).0, "tile_k=128"),
-            "FP8: the 16-bit rule's kernel with k-blocks of 128 one-byte elements (a stage of the same bytes)",
+            if shape.k >= 16384 {
+                "FP8: the 16-bit rule's kernel with k-blocks of 128 one-byte elements, unpromoted: at K >= 16384 its largest error passes or fails the check by the inputs drawn (H158); promote=4 on 128-wide tiles holds it 20x inside at 1.12-1.35x the time (H161)"
+            } else {
+                "FP8: the 16-bit rule's kernel with k-blocks of 128 one-byte elements (a stage of the same bytes)"
+            },
         ),
     }
 }
