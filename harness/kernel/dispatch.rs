@@ -529,11 +529,11 @@ pub fn auto_spec_for(shape: &Shape, sm_count: u32, dtype: DType) -> (String, &'s
             "FP8 with block scales: the top rung with 128x128 tiles, k-blocks of 128, promotion every k-block and one B scale a warpgroup",
         ),
         // H158, H161: unpromoted, the tensor core's FP8 sums pass or fail the check by the inputs drawn from
-        // K = 16384 on; promoting costs 1.12-1.35x (not yet the rule), so the rule says it where it applies.
+        // K = 16384 on; promoting costs 1.03-1.39x (not yet the rule), so the rule says it where it applies.
         Some(_) => (
             with_switch(&auto_spec(shape, sm_count).0, "tile_k=128"),
             if shape.k >= 16384 {
-                "FP8: the 16-bit rule's kernel with k-blocks of 128 one-byte elements, unpromoted: at K >= 16384 its largest error passes or fails the check by the inputs drawn (H158); promote=4 on 128-wide tiles holds it 20x inside at 1.12-1.35x the time (H161)"
+                "FP8: the 16-bit rule's kernel with k-blocks of 128 one-byte elements, unpromoted: at K >= 16384 its largest error passes or fails the check by the inputs drawn (H158); promote=4 holds it 20x inside at 1.12-1.35x the time on 128-wide tiles (H161), 1.03-1.39x on the swap-AB kernels from M = 1 to 128 (H162)"
             } else {
                 "FP8: the 16-bit rule's kernel with k-blocks of 128 one-byte elements (a stage of the same bytes)"
             },
