@@ -536,6 +536,28 @@ fn the_promotion_under_the_next_k_blocks_mmas_says_what_it_needs() {
 }
 
 #[test]
+fn staggered_promotion_windows_say_what_they_need() {
+    let spec = |s: &str| parse_spec(s).unwrap();
+    spec("10:tile_k=128,bn=128,promote=4,promote_stagger=1")
+        .validate_for(DType::FP8)
+        .unwrap();
+    // H163: half a window needs a window of two k-blocks or more, and a second consumer on the same tile.
+    for s in [
+        "10:tile_k=128,bn=128,promote_stagger=1",
+        "10:tile_k=128,bn=128,promote=1,promote_stagger=1",
+        "10:tile_k=128,bn=128,promote=4,consumers=1,wg_m=64,promote_stagger=1",
+        "8:tile_k=128,bn=128,promote=4,promote_stagger=1",
+    ] {
+        let e = err(spec(s).validate_for(DType::FP8));
+        assert!(
+            e.contains("promote_stagger=1") && e.contains("promote >= 2"),
+            "{s}: {e}"
+        );
+    }
+    assert!(err(spec("10:promote_stagger=1").validate_for(DType::F16)).contains("e4m3"));
+}
+
+#[test]
 fn fp8_scales_are_drawn_apart_from_one_and_padded_past_the_last_tile() {
     use crate::measure::fp8::Scaling;
     use crate::measure::operands::draw_scales;

@@ -72,6 +72,9 @@
 //                     k-block kb-1's set is promoted, so the promotion's FMAs run under the tensor core's work
 //                     instead of between k-blocks with the pipe drained (H156); 0: one set, promoted after a wait
 //                     for every MMA
+//   PROMOTE_STAGGER   FP8, with PROMOTE >= 2 and two consumers on one tile: the second consumer's windows start
+//                     PROMOTE/2 k-blocks later (its first window is that short), so while one consumer waits for its
+//                     MMAs and promotes, the other's keep the tensor cores busy (H163); 0: both at the same k-block
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -1119,11 +1122,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         load_a_scales(ahead, scale_ptrs, prow0, M, w.k_begin, 0, a_row0);
 #endif
 #endif
+        // The second consumer's windows start PROMOTE/2 k-blocks later (H163). Broadcast from lane 0, so that ptxas
+        // knows the window edges are warp-uniform (computed from the consumer alone, they made it serialize every
+        // wgmma: C7518).
+#if PROMOTE_STAGGER
+        const int shift = __shfl_sync(0xffffffffu, (c % 2) * (PROMOTE / 2), 0);
+#else
+        constexpr int shift = 0;
+#endif
         for (int kb = 0; kb < item_k_blocks; kb++) {
           const u32 p = item_pos + kb, s = p % STAGES;
           mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
-          const bool first = kb % PROMOTE == 0;
-          const bool last = kb % PROMOTE == PROMOTE - 1 || kb == item_k_blocks - 1;
+          // A window's k-blocks: kb + shift in [j * PROMOTE, (j + 1) * PROMOTE).
+          const bool first = (kb + shift) % PROMOTE == 0 || kb == 0;
+          const bool last = (kb + shift) % PROMOTE == PROMOTE - 1 || kb == item_k_blocks - 1;
           // Block scales of the window's last k-block (in K's order), asked for before its MMAs are issued so that
           // their loads run under them (ptxas places them after the second of the four QGMMAs; H130).
           PromoteScales scales;

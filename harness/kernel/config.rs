@@ -330,6 +330,10 @@ pub struct GemmConfig {
     /// kb-1's is promoted, so the promotion runs under the tensor core's work (H156). Three sets of accumulators.
     #[serde(default)]
     pub promote_overlap: bool,
+    /// FP8 with `promote >= 2` and two consumers on one tile: the second consumer's promotion windows start half a
+    /// window later, so that one consumer drains and promotes while the other's MMAs run (H163).
+    #[serde(default)]
+    pub promote_stagger: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -561,6 +565,17 @@ impl GemmConfig {
                 u32::from(self.scale_prefetch)
             ));
         }
+        if self.promote_stagger
+            && (self.promote < 2 || self.consumers != 2 || self.pingpong || self.promote_overlap)
+        {
+            return config_err(format!(
+                "promote_stagger=1 shifts the second of two consumers' promotion windows by half a window: it needs FP8 with promote >= 2, consumers=2 on one tile (pingpong=0) and promote_overlap=0 (got promote={}, consumers={}, pingpong={}, promote_overlap={})",
+                self.promote,
+                self.consumers,
+                u32::from(self.pingpong),
+                u32::from(self.promote_overlap)
+            ));
+        }
         if self.promote == 0 {
             return Ok(());
         }
@@ -626,6 +641,11 @@ impl GemmConfig {
         if operand_bytes != FP8 && self.scale_loads {
             return config_err(
                 "scale_loads=stage carries FP8 block scales: it needs the dtype e4m3-block",
+            );
+        }
+        if operand_bytes != FP8 && self.promote_stagger {
+            return config_err(
+                "promote_stagger=1 staggers FP8 promotion windows: it needs a dtype e4m3 or e4m3-row with promote >= 2",
             );
         }
         if operand_bytes != FP8 && self.promote_overlap {

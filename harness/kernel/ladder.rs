@@ -138,6 +138,7 @@ impl Rung {
             scale_prefetch: false,
             one_b_block: false,
             promote_overlap: false,
+            promote_stagger: false,
         };
         match self {
             Rung::KLoop => base,

@@ -408,6 +408,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.promote_overlap, flag("promote_overlap", v)),
     },
     Switch {
+        key: "promote_stagger",
+        define: Some("PROMOTE_STAGGER"),
+        doc: "FP8 with promote >= 2 and two consumers on one tile (consumers=2, pingpong=0): 1, the second consumer's promotion windows start half a window later, so one drains and promotes while the other's MMAs run; 0 (default), both at the same k-block (H163)",
+        value: |c| u32::from(c.promote_stagger),
+        set: |c, v| assign(&mut c.promote_stagger, flag("promote_stagger", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
