@@ -1130,12 +1130,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 #else
         constexpr int shift = 0;
 #endif
-        for (int kb = 0; kb < item_k_blocks; kb++) {
+        // One k-block of the promoting loop; `last` closes its window: every MMA waited for, the partial sums
+        // promoted. The loop below calls it for a window's other k-blocks apart, in a loop that reads no partial
+        // sum, so ptxas keeps a batch of MMAs in flight from one k-block to the next (with the window's end inside
+        // that loop it waited for every MMA at each k-block: H165).
+        auto step = [&](const int kb, const bool first, const bool last) {
           const u32 p = item_pos + kb, s = p % STAGES;
           mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
-          // A window's k-blocks: kb + shift in [j * PROMOTE, (j + 1) * PROMOTE).
-          const bool first = (kb + shift) % PROMOTE == 0 || kb == 0;
-          const bool last = (kb + shift) % PROMOTE == PROMOTE - 1 || kb == item_k_blocks - 1;
           // Block scales of the window's last k-block (in K's order), asked for before its MMAs are issued so that
           // their loads run under them (ptxas places them after the second of the four QGMMAs; H130).
           PromoteScales scales;
@@ -1191,6 +1192,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             }
             held = MMA_IN_FLIGHT > 0;
           }
+        };
+        for (int kb = 0; kb < item_k_blocks;) {
+          // A window: k-blocks kb + shift from one multiple of PROMOTE to the next, cut at the item's end.
+          const int start = kb, end = min(kb + PROMOTE - (kb + shift) % PROMOTE, item_k_blocks);
+          for (; kb < end - 1; kb++) step(kb, kb == start, false);
+          step(kb, kb == start, true);
+          kb++;
         }
 #endif
 #if PINGPONG && EARLY_TURN
