@@ -558,6 +558,25 @@ fn staggered_promotion_windows_say_what_they_need() {
 }
 
 #[test]
+fn the_windowed_promoting_loop_says_what_it_needs() {
+    let spec = |s: &str| parse_spec(s).unwrap();
+    spec("10:tile_k=128,bn=128,promote=4,promote_windows=1")
+        .validate_for(DType::FP8)
+        .unwrap();
+    // H165: a loop over windows needs windows, and is not the overlap's two-set loop.
+    let e = err(spec("10:tile_k=128,bn=128,promote_windows=1").validate_for(DType::FP8));
+    assert!(
+        e.contains("promote_windows=1") && e.contains("promote >= 1"),
+        "{e}"
+    );
+    let overlap =
+        "10:tile_k=128,bn=128,promote=1,one_b_block=1,promote_overlap=1,promote_windows=1";
+    let e = err(spec(overlap).validate_for(DType::E4M3(Scales::Block)));
+    assert!(e.contains("promote_overlap=0"), "{e}");
+    assert!(err(spec("10:promote_windows=1").validate_for(DType::F16)).contains("e4m3"));
+}
+
+#[test]
 fn fp8_scales_are_drawn_apart_from_one_and_padded_past_the_last_tile() {
     use crate::measure::fp8::Scaling;
     use crate::measure::operands::draw_scales;

@@ -75,6 +75,10 @@
 //   PROMOTE_STAGGER   FP8, with PROMOTE >= 2 and two consumers on one tile: the second consumer's windows start
 //                     PROMOTE/2 k-blocks later (its first window is that short), so while one consumer waits for its
 //                     MMAs and promotes, the other's keep the tensor cores busy (H163); 0: both at the same k-block
+//   PROMOTE_WINDOWS   FP8, with PROMOTE: 1: a loop over windows, each an inner loop over its k-blocks but the last
+//                     (one batch of MMAs left in flight, no partial sum read) then the last, waited for and promoted
+//                     (H165); 0: one loop over the k-blocks with the window's end a branch inside it, after which
+//                     ptxas waits for every MMA at every k-block (H164's SASS)
 //   STREAM_ONLY       isolation (H56): the producers release each stage once its previous lap's bytes have landed
 //                     (their full barriers, in every CTA of the cluster) instead of the consumers; the consumers
 //                     do nothing and nothing reads the data
@@ -1131,9 +1135,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         constexpr int shift = 0;
 #endif
         // One k-block of the promoting loop; `last` closes its window: every MMA waited for, the partial sums
-        // promoted. The loop below calls it for a window's other k-blocks apart, in a loop that reads no partial
-        // sum, so ptxas keeps a batch of MMAs in flight from one k-block to the next (with the window's end inside
-        // that loop it waited for every MMA at each k-block: H165).
+        // promoted.
         auto step = [&](const int kb, const bool first, const bool last) {
           const u32 p = item_pos + kb, s = p % STAGES;
           mbar_wait(full_bar + 8 * s, (p / STAGES) & 1, STAGE_SITE(ROLE_CONSUMER, BAR_FULL, s), rec);
@@ -1193,6 +1195,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             held = MMA_IN_FLIGHT > 0;
           }
         };
+#if PROMOTE_WINDOWS
+        // A loop over windows, each with a loop over its k-blocks but the last that reads no partial sum: there
+        // ptxas keeps a batch of MMAs in flight from one k-block to the next (H165).
         for (int kb = 0; kb < item_k_blocks;) {
           // A window: k-blocks kb + shift from one multiple of PROMOTE to the next, cut at the item's end.
           const int start = kb, end = min(kb + PROMOTE - (kb + shift) % PROMOTE, item_k_blocks);
@@ -1200,6 +1205,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
           step(kb, kb == start, true);
           kb++;
         }
+#else
+        // One loop over the k-blocks, the window's end a branch inside it: ptxas then waits for every MMA at each
+        // k-block's end, the branch's two sides rejoined (SASS: `WARPGROUP.DEPBAR.LE gsb0, 0x0`; H164, H165).
+        for (int kb = 0; kb < item_k_blocks; kb++)
+          step(kb, (kb + shift) % PROMOTE == 0 || kb == 0,
+               (kb + shift) % PROMOTE == PROMOTE - 1 || kb == item_k_blocks - 1);
+#endif
 #endif
 #if PINGPONG && EARLY_TURN
         // Every MMA of the tile is complete here: the turn passes as in the plain loop's order.

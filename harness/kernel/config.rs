@@ -334,6 +334,10 @@ pub struct GemmConfig {
     /// window later, so that one consumer drains and promotes while the other's MMAs run (H163).
     #[serde(default)]
     pub promote_stagger: bool,
+    /// FP8 with `promote`: the promoting loop as a loop over windows, each an inner loop over its k-blocks but the
+    /// last, which keeps a batch of MMAs in flight where the one loop waited for every MMA at each k-block (H165).
+    #[serde(default)]
+    pub promote_windows: bool,
 }
 
 fn default_consumer_regs() -> u32 {
@@ -576,6 +580,13 @@ impl GemmConfig {
                 u32::from(self.promote_overlap)
             ));
         }
+        if self.promote_windows && (self.promote == 0 || self.promote_overlap) {
+            return config_err(format!(
+                "promote_windows=1 reshapes the promoting loop: it needs FP8 with promote >= 1 and promote_overlap=0 (got promote={}, promote_overlap={})",
+                self.promote,
+                u32::from(self.promote_overlap)
+            ));
+        }
         if self.promote == 0 {
             return Ok(());
         }
@@ -641,6 +652,11 @@ impl GemmConfig {
         if operand_bytes != FP8 && self.scale_loads {
             return config_err(
                 "scale_loads=stage carries FP8 block scales: it needs the dtype e4m3-block",
+            );
+        }
+        if operand_bytes != FP8 && self.promote_windows {
+            return config_err(
+                "promote_windows=1 reshapes FP8's promoting loop: it needs a dtype e4m3 with promote >= 1",
             );
         }
         if operand_bytes != FP8 && self.promote_stagger {

@@ -139,6 +139,7 @@ impl Rung {
             one_b_block: false,
             promote_overlap: false,
             promote_stagger: false,
+            promote_windows: false,
         };
         match self {
             Rung::KLoop => base,

@@ -415,6 +415,13 @@ pub const SWITCHES: &[Switch] = &[
         set: |c, v| assign(&mut c.promote_stagger, flag("promote_stagger", v)),
     },
     Switch {
+        key: "promote_windows",
+        define: Some("PROMOTE_WINDOWS"),
+        doc: "FP8 with promote (and promote_overlap=0): 1, the promoting loop is a loop over windows, each an inner loop over its k-blocks but the last, so a batch of MMAs stays in flight between them; 0 (default), one loop with the window's end a branch inside it, where ptxas waits for every MMA at every k-block (H164, H165)",
+        value: |c| u32::from(c.promote_windows),
+        set: |c, v| assign(&mut c.promote_windows, flag("promote_windows", v)),
+    },
+    Switch {
         key: "persistent",
         define: None,
         doc: "grid = SM count with a tile loop, instead of one CTA per tile (0/1)",
