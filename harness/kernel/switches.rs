@@ -410,7 +410,7 @@ pub const SWITCHES: &[Switch] = &[
     Switch {
         key: "promote_stagger",
         define: Some("PROMOTE_STAGGER"),
-        doc: "FP8 with promote >= 2 and two consumers on one tile (consumers=2, pingpong=0): 1, the second consumer's promotion windows start half a window later, so one drains and promotes while the other's MMAs run; 0 (default), both at the same k-block (H163)",
+        doc: "FP8 with promote >= 2 and two consumers on one tile (consumers=2, pingpong=0): 1, the second consumer's promotion windows start half a window later, so one drains and promotes while the other's MMAs run; 0 (default), both at the same k-block (H163: no change measured at long_k)",
         value: |c| u32::from(c.promote_stagger),
         set: |c, v| assign(&mut c.promote_stagger, flag("promote_stagger", v)),
     },
